@@ -1,0 +1,61 @@
+// @ts-check
+const tseslint = require('typescript-eslint');
+const { builtinModules } = require('node:module');
+
+/** Modules that do I/O or are not deterministic: forbidden in workflow code. */
+const workflowForbidden = [
+  ...builtinModules,
+  ...builtinModules.map((m) => `node:${m}`),
+  'openai',
+  'mongodb',
+  '@modelcontextprotocol/sdk',
+  '@temporalio/client',
+  '@temporalio/worker',
+  '@temporalio/activity',
+  '@temporalio/workflow-streams/client',
+];
+
+module.exports = tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', '.tools/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: __dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: workflowForbidden.map((name) => ({
+            name,
+            message: 'Workflow code must be deterministic: do I/O in an activity.',
+            allowTypeImports: true,
+          })),
+          patterns: [
+            { group: ['@modelcontextprotocol/sdk/*', 'mongodb/*', 'openai/*'], allowTypeImports: true, message: 'Workflow code must be deterministic: do I/O in an activity.' },
+            { group: ['../activities/*', '!../activities/activity-types'], allowTypeImports: true, message: 'Import activity code as types only.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'No process.env in workflows: pass values in the workflow input.' },
+        { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
+        { name: 'setInterval', message: 'Use sleep() from @temporalio/workflow.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random', message: 'Use uuid4() or a seeded value from the workflow API.' },
+        { object: 'Date', property: 'now', message: 'Read workflow time through workflow-clock.ts.' },
+      ],
+    },
+  },
+);
