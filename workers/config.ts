@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+/**
+ * The whole runtime configuration, read from the environment and an optional
+ * JSON file (`DURABLE_AGENT_CONFIG`). Environment variables win over the file.
+ */
+export const RuntimeConfig = z.object({
+  temporal: z.object({
+    address: z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port').default('127.0.0.1:7233'),
+    namespace: z.string().min(1).default('default'),
+    taskQueue: z.string().min(1).default('durable-agent'),
+  }),
+  mongodb: z.object({
+    uri: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').default('mongodb://127.0.0.1:27017'),
+    database: z.string().regex(/^[^/\\. "$]{1,63}$/, 'must be a valid MongoDB database name').default('durable_agent'),
+  }),
+  model: z.object({
+    baseUrl: z.url({ message: 'must be a URL such as https://api.openai.com/v1' }).default('https://api.openai.com/v1'),
+    apiKey: z.string().min(1).optional(),
+    name: z.string().min(1).default('gpt-4o-mini'),
+    embeddingModel: z.string().min(1).optional(),
+    requestTimeoutMs: z.number().int().positive().default(120_000),
+  }),
+  limits: z.object({
+    maxSteps: z.number().int().min(1).max(50).default(5),
+    toolTimeoutMs: z.number().int().positive().default(10_000),
+    confirmationTimeoutMs: z.number().int().positive().default(300_000),
+    idleTimeoutMs: z.number().int().positive().default(1_800_000),
+    /** A tool result longer than this is cut for the model and kept whole in MongoDB. */
+    maxToolResultChars: z.number().int().min(500).max(200_000).default(16_000),
+  }),
+  mcp: z.object({ configPath: z.string().min(1).optional() }),
+});
+export type RuntimeConfig = z.infer<typeof RuntimeConfig>;
+
+/** Where each field can come from, and what to tell a person who got it wrong. */
+const FIELDS: Record<string, { env: string; kind: 'string' | 'int'; fix: string }> = {
+  'temporal.address': { env: 'TEMPORAL_ADDRESS', kind: 'string', fix: 'set TEMPORAL_ADDRESS to host:port, e.g. 127.0.0.1:7233' },
+  'temporal.namespace': { env: 'TEMPORAL_NAMESPACE', kind: 'string', fix: 'set TEMPORAL_NAMESPACE to an existing namespace, e.g. default' },
+  'temporal.taskQueue': { env: 'TEMPORAL_TASK_QUEUE', kind: 'string', fix: 'set TEMPORAL_TASK_QUEUE to a non-empty name' },
+  'mongodb.uri': { env: 'MONGODB_URI', kind: 'string', fix: 'set MONGODB_URI, e.g. mongodb://127.0.0.1:27017' },
+  'mongodb.database': { env: 'MONGODB_DATABASE', kind: 'string', fix: 'set MONGODB_DATABASE to a name without / \\ . " $ or spaces' },
+  'model.baseUrl': { env: 'OPENAI_BASE_URL', kind: 'string', fix: 'set OPENAI_BASE_URL to the API root, e.g. http://127.0.0.1:11434/v1 for Ollama' },
+  'model.apiKey': { env: 'OPENAI_API_KEY', kind: 'string', fix: 'set OPENAI_API_KEY' },
+  'model.name': { env: 'MODEL_NAME', kind: 'string', fix: 'set MODEL_NAME to a model the server serves, e.g. gpt-4o-mini' },
+  'model.embeddingModel': { env: 'EMBEDDING_MODEL', kind: 'string', fix: 'set EMBEDDING_MODEL, e.g. text-embedding-3-small' },
+  'model.requestTimeoutMs': { env: 'MODEL_REQUEST_TIMEOUT_MS', kind: 'int', fix: 'set MODEL_REQUEST_TIMEOUT_MS to a positive integer of milliseconds' },
+  'limits.maxSteps': { env: 'AGENT_MAX_STEPS', kind: 'int', fix: 'set AGENT_MAX_STEPS to an integer from 1 to 50' },
+  'limits.toolTimeoutMs': { env: 'TOOL_TIMEOUT_MS', kind: 'int', fix: 'set TOOL_TIMEOUT_MS to a positive integer of milliseconds' },
+  'limits.confirmationTimeoutMs': { env: 'CONFIRMATION_TIMEOUT_MS', kind: 'int', fix: 'set CONFIRMATION_TIMEOUT_MS to a positive integer of milliseconds' },
+  'limits.idleTimeoutMs': { env: 'SESSION_IDLE_TIMEOUT_MS', kind: 'int', fix: 'set SESSION_IDLE_TIMEOUT_MS to a positive integer of milliseconds' },
+  'limits.maxToolResultChars': { env: 'MAX_TOOL_RESULT_CHARS', kind: 'int', fix: 'set MAX_TOOL_RESULT_CHARS between 500 and 200000' },
+  'mcp.configPath': { env: 'MCP_CONFIG_PATH', kind: 'string', fix: 'set MCP_CONFIG_PATH to the path of an mcpServers JSON file' },
+};
+
+const SECRET_FIELDS = new Set(['model.apiKey']);
+
+export interface ConfigProblem {
+  field: string;
+  source: string;
+  message: string;
+  fix: string;
+}
+
+/** Thrown when configuration is invalid; lists every problem, never a secret value. */
+export class ConfigError extends Error {
+  readonly type = 'ConfigInvalid';
+  constructor(readonly problems: ConfigProblem[]) {
+    super(
+      `Invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n` +
+        problems.map((p) => `  - ${p.field} (${p.source}): ${p.message}. Fix: ${p.fix}`).join('\n'),
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const [head, tail] = path.split('.') as [string, string];
+  const section = (target[head] ??= {}) as Record<string, unknown>;
+  section[tail] = value;
+}
+
+function readFileConfig(path: string, problems: ConfigProblem[]): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the file must hold one JSON object');
+    return parsed as Record<string, unknown>;
+  } catch (err) {
+    problems.push({
+      field: '(file)',
+      source: `DURABLE_AGENT_CONFIG=${path}`,
+      message: (err as Error).message,
+      fix: 'point DURABLE_AGENT_CONFIG at a readable JSON file with sections temporal, mongodb, model, limits, mcp',
+    });
+    return {};
+  }
+}
+
+/** Parses the configuration; throws a ConfigError naming every invalid field. */
+export function loadConfig(env: Env = process.env): RuntimeConfig {
+  const problems: ConfigProblem[] = [];
+  const raw: Record<string, unknown> = env.DURABLE_AGENT_CONFIG ? readFileConfig(env.DURABLE_AGENT_CONFIG, problems) : {};
+  for (const section of ['temporal', 'mongodb', 'model', 'limits', 'mcp']) raw[section] ??= {};
+  const sources = new Map<string, string>();
+  for (const [field, spec] of Object.entries(FIELDS)) {
+    const value = env[spec.env];
+    if (value === undefined || value === '') continue;
+    sources.set(field, spec.env);
+    if (spec.kind === 'int') {
+      const n = Number(value);
+      setPath(raw, field, Number.isFinite(n) && /^-?\d+$/.test(value.trim()) ? n : value);
+    } else {
+      setPath(raw, field, value);
+    }
+  }
+  const result = RuntimeConfig.safeParse(raw);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const field = issue.path.map(String).join('.');
+      const spec = FIELDS[field];
+      const source = sources.get(field) ?? (env.DURABLE_AGENT_CONFIG ? `config file ${env.DURABLE_AGENT_CONFIG}` : 'default');
+      problems.push({ field, source, message: issue.message, fix: spec?.fix ?? 'see the configuration table in the README' });
+    }
+  }
+  if (result.success) {
+    const { model } = result.data;
+    if (new URL(model.baseUrl).hostname === 'api.openai.com' && !model.apiKey) {
+      problems.push({
+        field: 'model.apiKey',
+        source: 'OPENAI_API_KEY',
+        message: 'is required when talking to api.openai.com',
+        fix: 'set OPENAI_API_KEY, or set OPENAI_BASE_URL to an OpenAI-compatible server that needs no key',
+      });
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return (result as { data: RuntimeConfig }).data;
+}
+
+/** The configuration as it may be printed: secrets masked. */
+export function describeConfig(config: RuntimeConfig): Record<string, unknown> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [section, values] of Object.entries(config)) {
+    out[section] = {};
+    for (const [key, value] of Object.entries(values as Record<string, unknown>)) {
+      out[section][key] = SECRET_FIELDS.has(`${section}.${key}`) && value !== undefined ? '***' : value;
+    }
+  }
+  return out;
+}
+
+/** Field paths and their environment variables, for the README table and error messages. */
+export const CONFIG_FIELDS = FIELDS;
