@@ -1,0 +1,45 @@
+import { checkJsonSchema } from '../../workflows/json-schema-check';
+
+const meetingSchema = {
+  type: 'object',
+  properties: {
+    subject: { type: 'string', minLength: 1 },
+    start_time: { type: 'string', format: 'date-time' },
+    attendees: { type: 'array', items: { type: 'string', format: 'email' } },
+    priority: { enum: ['low', 'high'] },
+    count: { type: 'integer', minimum: 1 },
+  },
+  required: ['subject', 'start_time'],
+  additionalProperties: false,
+};
+
+describe('checkJsonSchema', () => {
+  it('accepts arguments that fit the schema', () => {
+    expect(checkJsonSchema({ subject: 'Sync', start_time: '2025-03-18T14:00:00+01:00', attendees: ['a@b.co'], count: 2 }, meetingSchema)).toEqual([]);
+  });
+
+  it('names a missing required field', () => {
+    expect(checkJsonSchema({ start_time: '2025-03-18T14:00:00Z' }, meetingSchema)).toEqual([{ path: 'subject', message: 'is required' }]);
+  });
+
+  it('rejects "tomorrow" where a date-time is required', () => {
+    const issues = checkJsonSchema({ subject: 'x', start_time: 'tomorrow' }, meetingSchema);
+    expect(issues).toHaveLength(1);
+    expect(issues[0]?.path).toBe('start_time');
+    expect(issues[0]?.message).toMatch(/ISO 8601/);
+  });
+
+  it('reports wrong types, enums, nested items, unknown fields and bounds together', () => {
+    const issues = checkJsonSchema(
+      { subject: 3, start_time: '2025-03-18T14:00:00Z', attendees: ['nope'], priority: 'urgent', count: 0.5, extra: true },
+      meetingSchema,
+    );
+    expect(issues.map((i) => i.path).sort()).toEqual(['attendees.0', 'count', 'extra', 'priority', 'subject']);
+  });
+
+  it('checks anyOf variants', () => {
+    const schema = { anyOf: [{ type: 'string' }, { type: 'number' }] };
+    expect(checkJsonSchema('a', schema)).toEqual([]);
+    expect(checkJsonSchema(true, schema)).toHaveLength(1);
+  });
+});

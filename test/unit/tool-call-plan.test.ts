@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { defineTool } from '../../activities/tools/native-tool';
+import { nativeRunnable, buildCatalog } from '../../activities/tools/tool-registry';
+import { planToolCall } from '../../workflows/tool-call-plan';
+import type { ToolPolicy } from '../../workflows/session-types';
+
+const write = nativeRunnable(
+  defineTool({
+    name: 'note',
+    description: 'Writes a note.',
+    parameters: z.object({ text: z.string().min(1), when: z.iso.datetime().meta({ format: 'date-time' }).optional() }),
+    risk: 'write',
+    execute: async () => 'ok',
+  }),
+);
+const drop = nativeRunnable(
+  defineTool({ name: 'drop', description: 'Deletes everything.', parameters: z.object({}), risk: 'destructive', execute: async () => 'ok' }),
+);
+const tools = new Map([write, drop].map((t) => [t.spec.name, t.spec]));
+const policy: ToolPolicy = { confirmWrites: false, confirmTools: [] };
+const call = (name: string, args: string) => ({ id: 'c1', type: 'function' as const, function: { name, arguments: args } });
+
+describe('planToolCall', () => {
+  it('runs valid calls and asks confirmation for destructive tools only by default', () => {
+    expect(planToolCall(call('local_note', '{"text":"hi"}'), tools, policy)).toMatchObject({ kind: 'run', needsConfirmation: false });
+    expect(planToolCall(call('local_drop', '{}'), tools, policy)).toMatchObject({ kind: 'run', needsConfirmation: true });
+  });
+
+  it('asks confirmation for writes when the session policy says so', () => {
+    expect(planToolCall(call('local_note', '{"text":"hi"}'), tools, { ...policy, confirmWrites: true })).toMatchObject({ needsConfirmation: true });
+  });
+
+  it('refuses a tool off the allow-list', () => {
+    const plan = planToolCall(call('local_drop', '{}'), tools, { ...policy, allow: ['local_note'] });
+    expect(plan).toMatchObject({ kind: 'reject', errorType: 'ToolNotAllowed' });
+  });
+
+  it('explains malformed JSON and invalid fields with the schema shape', () => {
+    const bad = planToolCall(call('local_note', '{"text": '), tools, policy);
+    expect(bad).toMatchObject({ kind: 'reject', errorType: 'ToolInputInvalid' });
+    expect(bad.kind === 'reject' && bad.detail).toMatch(/not valid JSON.*text: string/);
+    const invalid = planToolCall(call('local_note', '{"text":"","when":"tomorrow"}'), tools, policy);
+    expect(invalid.kind === 'reject' && invalid.detail).toMatch(/text must have at least 1 characters; when must be an ISO 8601 date-time/);
+  });
+
+  it('rejects an unknown tool naming the ones that exist', () => {
+    const plan = planToolCall(call('local_nope', '{}'), tools, policy);
+    expect(plan.kind === 'reject' && plan.detail).toMatch(/local_drop, local_note/);
+  });
+
+  it('refuses to build a catalog with a name collision, naming both owners', () => {
+    expect(() => buildCatalog([{ owner: 'native tools', tools: [write] }, { owner: 'MCP server "notes"', tools: [write] }])).toThrow(
+      /"local_note" is defined by both native tools and MCP server "notes"/,
+    );
+  });
+});

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { Activity, PendingConfirmation, SessionStatus, TurnOutcome } from './session-types';
+
+const base = {
+  sessionId: z.string(),
+  /** Workflow time when the event was produced, ISO 8601. */
+  at: z.string(),
+};
+
+export const TextDeltaEvent = z.object({
+  type: z.literal('text_delta'),
+  ...base,
+  turnId: z.string(),
+  step: z.number().int(),
+  /** Activity attempt that streamed it; a retried model call streams again, so renderers restart the step on a new attempt. */
+  attempt: z.number().int().min(1),
+  delta: z.string(),
+});
+
+export const ToolCallStartEvent = z.object({
+  type: z.literal('tool_call_start'),
+  ...base,
+  turnId: z.string(),
+  step: z.number().int(),
+  toolCallId: z.string(),
+  toolName: z.string(),
+  arguments: z.unknown(),
+});
+
+export const ToolCallResultEvent = z.object({
+  type: z.literal('tool_call_result'),
+  ...base,
+  turnId: z.string(),
+  step: z.number().int(),
+  toolCallId: z.string(),
+  toolName: z.string(),
+  ok: z.boolean(),
+  /** A short form of the result (the model got the whole of it, up to its own limit). */
+  preview: z.string(),
+  errorType: z.string().optional(),
+  durationMs: z.number(),
+});
+
+export const StatusChangeEvent = z.object({
+  type: z.literal('status_change'),
+  ...base,
+  status: SessionStatus,
+  activity: Activity,
+  turnId: z.string().optional(),
+  reason: z.string().optional(),
+});
+
+export const ConfirmationRequiredEvent = z.object({
+  type: z.literal('confirmation_required'),
+  ...base,
+  confirmation: PendingConfirmation,
+});
+
+export const ConfirmationDecidedEvent = z.object({
+  type: z.literal('confirmation_decided'),
+  ...base,
+  toolCallId: z.string(),
+  approved: z.boolean(),
+  reason: z.string().optional(),
+  /** `timeout` when nobody answered in time. */
+  decidedBy: z.enum(['user', 'timeout', 'interrupt']),
+});
+
+export const TurnCompletedEvent = z.object({
+  type: z.literal('turn_completed'),
+  ...base,
+  turnId: z.string(),
+  outcome: TurnOutcome,
+  text: z.string(),
+  version: z.number().int(),
+});
+
+export const ErrorEvent = z.object({
+  type: z.literal('error'),
+  ...base,
+  turnId: z.string().optional(),
+  errorType: z.string(),
+  message: z.string(),
+});
+
+/** Everything a session streams to its observers, discriminated on `type`. */
+export const AgentEvent = z.discriminatedUnion('type', [
+  TextDeltaEvent,
+  ToolCallStartEvent,
+  ToolCallResultEvent,
+  StatusChangeEvent,
+  ConfirmationRequiredEvent,
+  ConfirmationDecidedEvent,
+  TurnCompletedEvent,
+  ErrorEvent,
+]);
+export type AgentEvent = z.infer<typeof AgentEvent>;
+export type AgentEventType = AgentEvent['type'];

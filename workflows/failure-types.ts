@@ -1,0 +1,35 @@
+/**
+ * The `type` strings carried by `ApplicationFailure`s. Code on both sides of
+ * the workflow sandbox classifies failures by these strings, never by
+ * `instanceof`, because classes do not survive the sandbox boundary.
+ */
+export const FailureType = {
+  ToolInputInvalid: 'ToolInputInvalid',
+  ToolNotAllowed: 'ToolNotAllowed',
+  ToolNotFound: 'ToolNotFound',
+  ToolTimeout: 'ToolTimeout',
+  ToolFailed: 'ToolFailed',
+  ToolPermissionDenied: 'ToolPermissionDenied',
+  ToolDeclined: 'ToolDeclined',
+  ModelRequestInvalid: 'ModelRequestInvalid',
+  ModelAuthFailed: 'ModelAuthFailed',
+  ModelUnavailable: 'ModelUnavailable',
+  ModelOutputInvalid: 'ModelOutputInvalid',
+  SessionVersionConflict: 'SessionVersionConflict',
+  SessionClosed: 'SessionClosed',
+  SessionInputInvalid: 'SessionInputInvalid',
+  ConfirmationUnknown: 'ConfirmationUnknown',
+  ConfigInvalid: 'ConfigInvalid',
+} as const;
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];
+
+/** Failure types that no retry can fix. */
+export const nonRetryableFailureTypes: FailureType[] = [
+  FailureType.ToolInputInvalid,
+  FailureType.ToolNotAllowed,
+  FailureType.ToolNotFound,
+  FailureType.ToolPermissionDenied,
+  FailureType.ModelRequestInvalid,
+  FailureType.ModelAuthFailed,
+  FailureType.ConfigInvalid,
+];

@@ -1,0 +1,255 @@
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  TimeoutFailure,
+  condition,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
+import type { SessionActivities, CallModelResult } from '../activities/activity-types';
+import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from './chat-message';
+import type { EventEmitter } from './event-emitter';
+import { FailureType, nonRetryableFailureTypes } from './failure-types';
+import type { PendingConfirmation, SessionOptions } from './session-types';
+import { planToolCall, type ToolCallPlan } from './tool-call-plan';
+import { toolErrorContent } from './tool-feedback';
+import { nowMs } from './workflow-clock';
+import type { ToolSpec } from './tool-spec';
+
+// Every call passes its own options (timeouts, retries, a summary for the Web UI) through executeWithOptions.
+const { callModel, getToolCatalog, executeTool } = proxyActivities<SessionActivities>({
+  startToCloseTimeout: '1 minute',
+});
+
+/** A decision on a risky call, once made. */
+export interface Decision {
+  approved: boolean;
+  reason?: string;
+  decidedBy: 'user' | 'timeout' | 'interrupt';
+}
+
+/** What the turn needs from the session around it. */
+export interface TurnContext {
+  sessionId: string;
+  turnId: string;
+  options: SessionOptions;
+  events: EventEmitter;
+  /** Messages sent to the model before this turn's own: system prompt and window. */
+  prefix: ChatMessage[];
+  /** This turn's messages, starting with the user's; the loop appends to it. */
+  messages: ChatMessage[];
+  onStep(step: number): void;
+  onModelCall(): void;
+  onToolCall(ok: boolean): void;
+  /** Registers a pending confirmation and resolves with its decision. */
+  awaitDecision(pending: PendingConfirmation): Promise<Decision>;
+  setActivity(activity: 'thinking' | 'running_tools' | 'awaiting_confirmation'): void;
+}
+
+export interface TurnLoopResult {
+  text: string;
+  modelCalls: number;
+  toolCalls: number;
+  hitStepLimit: boolean;
+}
+
+function modelFailureMessage(err: unknown): { type: string; message: string } {
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
+    return { type: err.cause.type ?? FailureType.ModelUnavailable, message: err.cause.message };
+  }
+  if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) {
+    return { type: FailureType.ModelUnavailable, message: 'The model did not answer in time.' };
+  }
+  return { type: FailureType.ModelUnavailable, message: err instanceof Error ? err.message : String(err) };
+}
+
+/** Converts the failure of a tool activity into the text the model reads. */
+function toolFailureContent(err: unknown, spec: ToolSpec): { content: string; errorType: string } {
+  if (err instanceof ActivityFailure) {
+    const cause = err.cause;
+    if (cause instanceof TimeoutFailure) {
+      const seconds = Math.round(spec.timeoutMs / 1000);
+      return {
+        errorType: FailureType.ToolTimeout,
+        content: toolErrorContent(FailureType.ToolTimeout, `The tool did not finish within ${seconds} s.`),
+      };
+    }
+    if (cause instanceof ApplicationFailure) {
+      const type = cause.type ?? FailureType.ToolFailed;
+      return { errorType: type, content: toolErrorContent(type, cause.message) };
+    }
+    if (cause) return { errorType: FailureType.ToolFailed, content: toolErrorContent(FailureType.ToolFailed, cause.message) };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { errorType: FailureType.ToolFailed, content: toolErrorContent(FailureType.ToolFailed, message) };
+}
+
+function preview(text: string, max = 200): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+export class ModelCallFailed extends Error {
+  constructor(readonly errorType: string, message: string) {
+    super(message);
+  }
+}
+
+/**
+ * One turn of the ReAct loop: at most `maxSteps` model calls, tool calls
+ * checked, confirmed when risky and run in parallel, results fed back in the
+ * order of the calls. Runs inside the turn's cancellation scope.
+ */
+export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
+  const { options, turnId, sessionId } = ctx;
+  const catalog = await getToolCatalog.executeWithOptions(
+    {
+      startToCloseTimeout: '30 seconds',
+      retry: { maximumAttempts: 5, initialInterval: '200 milliseconds' },
+      summary: 'tool catalog',
+    },
+    [{ sessionId, namespace: options.namespace, allow: options.toolPolicy.allow }],
+  );
+  const tools = new Map(catalog.tools.map((t) => [t.name, t]));
+  const offered = catalog.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  const texts: string[] = [];
+  let modelCalls = 0;
+  let toolCalls = 0;
+
+  for (let step = 1; step <= options.limits.maxSteps; step++) {
+    ctx.onStep(step);
+    ctx.setActivity('thinking');
+    let reply: CallModelResult;
+    try {
+      reply = await callModel.executeWithOptions(
+        {
+          startToCloseTimeout: '3 minutes',
+          heartbeatTimeout: '3 seconds',
+          cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+          retry: {
+            initialInterval: '500 milliseconds',
+            backoffCoefficient: 2,
+            maximumInterval: '20 seconds',
+            maximumAttempts: 6,
+            nonRetryableErrorTypes: [...nonRetryableFailureTypes],
+          },
+          summary: `model step ${step} of turn ${turnId}`,
+        },
+        [{ sessionId, turnId, step, messages: [...ctx.prefix, ...ctx.messages], tools: offered, model: options.model }],
+      );
+    } catch (err) {
+      if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+      const failure = modelFailureMessage(err);
+      throw new ModelCallFailed(failure.type, failure.message);
+    }
+    modelCalls++;
+    ctx.onModelCall();
+    if (reply.content) texts.push(reply.content);
+    const assistant: AssistantMessage = { role: 'assistant', content: reply.content };
+    if (reply.toolCalls.length > 0) assistant.tool_calls = reply.toolCalls;
+    ctx.messages.push(assistant);
+    if (reply.toolCalls.length === 0) {
+      return { text: texts.join('\n\n'), modelCalls, toolCalls, hitStepLimit: false };
+    }
+
+    const plans = reply.toolCalls.map((call) => planToolCall(call, tools, options.toolPolicy));
+    ctx.setActivity('running_tools');
+    // Calls from one response are independent by construction: each goes its own way
+    // (confirm, run) concurrently, and results are appended in the order of the calls.
+    const results = await Promise.all(plans.map((plan) => runPlannedCall(ctx, plan, step)));
+    toolCalls += plans.length;
+    ctx.messages.push(...results);
+  }
+
+  const capNote = `I stopped after ${options.limits.maxSteps} model steps without reaching a final answer. Tell me how you would like to continue.`;
+  texts.push(capNote);
+  return { text: texts.join('\n\n'), modelCalls, toolCalls, hitStepLimit: true };
+}
+
+async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number): Promise<ToolMessage> {
+  const { events, turnId } = ctx;
+  const call: ToolCall = plan.call;
+  const toolName = call.function.name;
+  events.emit({ type: 'tool_call_start', turnId, step, toolCallId: call.id, toolName, arguments: plan.args });
+  const started = nowMs();
+  const finish = (ok: boolean, content: string, errorType?: string): ToolMessage => {
+    ctx.onToolCall(ok);
+    events.emit({
+      type: 'tool_call_result',
+      turnId,
+      step,
+      toolCallId: call.id,
+      toolName,
+      ok,
+      preview: preview(content),
+      errorType,
+      durationMs: nowMs() - started,
+    });
+    return { role: 'tool', tool_call_id: call.id, content };
+  };
+
+  if (plan.kind === 'reject') return finish(false, toolErrorContent(plan.errorType, plan.detail), plan.errorType);
+
+  if (plan.needsConfirmation) {
+    const now = nowMs();
+    const decision = await ctx.awaitDecision({
+      toolCallId: call.id,
+      toolName,
+      arguments: plan.args,
+      risk: plan.spec.risk,
+      turnId,
+      requestedAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + ctx.options.limits.confirmationTimeoutMs).toISOString(),
+    });
+    if (!decision.approved) {
+      const why =
+        decision.decidedBy === 'timeout'
+          ? 'Nobody confirmed this action in time, so it was not run.'
+          : `The user declined this action${decision.reason ? `: ${decision.reason}` : '.'}`;
+      return finish(false, toolErrorContent(FailureType.ToolDeclined, why), FailureType.ToolDeclined);
+    }
+    ctx.setActivity('running_tools');
+  }
+
+  try {
+    const result = await executeTool.executeWithOptions(
+      {
+        startToCloseTimeout: plan.spec.timeoutMs,
+        heartbeatTimeout: Math.min(3000, plan.spec.timeoutMs),
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        retry: {
+          maximumAttempts: plan.spec.maxAttempts,
+          initialInterval: '300 milliseconds',
+          nonRetryableErrorTypes: [...nonRetryableFailureTypes],
+        },
+        summary: `tool ${toolName} (call ${call.id})`,
+      },
+      [
+        {
+          sessionId: ctx.sessionId,
+          turnId,
+          toolCallId: call.id,
+          toolName,
+          arguments: plan.args,
+          namespace: ctx.options.namespace,
+          idempotencyKey: `${ctx.sessionId}:${turnId}:${call.id}`,
+        },
+      ],
+    );
+    return finish(true, result.content);
+  } catch (err) {
+    if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+    const failure = toolFailureContent(err, plan.spec);
+    return finish(false, failure.content, failure.errorType);
+  }
+}
+
+/** Waits for a decision or the timeout; a timeout counts as a denial. */
+export async function waitForDecision(
+  lookup: () => Decision | undefined,
+  timeoutMs: number,
+): Promise<Decision> {
+  const decided = await condition(() => lookup() !== undefined, timeoutMs);
+  if (!decided) return { approved: false, decidedBy: 'timeout' };
+  return lookup() as Decision;
+}

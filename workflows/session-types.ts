@@ -1,0 +1,159 @@
+import { z } from 'zod';
+import { ChatMessage } from './chat-message';
+import { RiskLevel } from './tool-spec';
+
+/** Whose session this is. Every memory read and write is scoped by it. */
+export const UserNamespace = z.object({
+  tenant: z.string().min(1).max(128),
+  user: z.string().min(1).max(128),
+  project: z.string().min(1).max(128).optional(),
+});
+export type UserNamespace = z.infer<typeof UserNamespace>;
+
+export const ToolPolicy = z.object({
+  /** Tool names (as the model sees them) this session may use; omitted means every tool in the catalog. */
+  allow: z.array(z.string()).optional(),
+  /** Ask for confirmation before every `write` tool, not only `destructive` ones. */
+  confirmWrites: z.boolean().default(false),
+  /** Extra tools that always need confirmation in this session. */
+  confirmTools: z.array(z.string()).default([]),
+});
+export type ToolPolicy = z.infer<typeof ToolPolicy>;
+
+export const SessionLimits = z.object({
+  maxSteps: z.number().int().min(1).max(50).default(5),
+  /** How long a risky call waits for a decision before it counts as denied. */
+  confirmationTimeoutMs: z.number().int().positive().default(5 * 60_000),
+  /** Idle time after which the session is archived and the workflow completes. */
+  idleTimeoutMs: z.number().int().positive().default(30 * 60_000),
+  /** Continue as new once history passes this many events (or Temporal suggests it). */
+  maxHistoryEvents: z.number().int().min(200).default(10_000),
+});
+export type SessionLimits = z.infer<typeof SessionLimits>;
+
+export const BusyPolicy = z.enum(['interrupt', 'queue']);
+export type BusyPolicy = z.infer<typeof BusyPolicy>;
+
+/** Everything a session is started with. Secrets never go here: they live in worker config. */
+export const SessionOptions = z.object({
+  sessionId: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'letters, digits, ".", "_", ":" or "-", at most 128'),
+  namespace: UserNamespace,
+  channel: z.string().max(64).default('api'),
+  metadata: z.record(z.string(), z.string()).default({}),
+  systemPrompt: z.string().max(20_000).optional(),
+  model: z.object({ name: z.string().optional(), temperature: z.number().min(0).max(2).optional() }).default({}),
+  toolPolicy: ToolPolicy.default({ confirmWrites: false, confirmTools: [] }),
+  limits: SessionLimits.default({
+    maxSteps: 5,
+    confirmationTimeoutMs: 5 * 60_000,
+    idleTimeoutMs: 30 * 60_000,
+    maxHistoryEvents: 10_000,
+  }),
+  busyPolicy: BusyPolicy.default('interrupt'),
+});
+export type SessionOptions = z.infer<typeof SessionOptions>;
+export type SessionOptionsInput = z.input<typeof SessionOptions>;
+
+export const SendMessageInput = z.object({
+  text: z.string().min(1, 'text must not be empty').max(100_000),
+  clientMessageId: z.string().min(1).max(128).optional(),
+  expectedVersion: z.number().int().min(0).optional(),
+});
+export type SendMessageInput = z.infer<typeof SendMessageInput>;
+
+export const SendMessageResult = z.object({
+  turnId: z.string(),
+  version: z.number().int(),
+});
+export type SendMessageResult = z.infer<typeof SendMessageResult>;
+
+export const DecideToolCallInput = z.object({
+  toolCallId: z.string().min(1),
+  approved: z.boolean(),
+  reason: z.string().max(2_000).optional(),
+});
+export type DecideToolCallInput = z.infer<typeof DecideToolCallInput>;
+
+export const InterruptInput = z.object({ reason: z.string().max(2_000).optional() }).default({});
+export type InterruptInput = z.infer<typeof InterruptInput>;
+
+export const SessionStatus = z.enum(['created', 'active', 'archived', 'expired']);
+export type SessionStatus = z.infer<typeof SessionStatus>;
+
+/** What the session is doing right now, finer than its lifecycle status. */
+export const Activity = z.enum(['idle', 'thinking', 'running_tools', 'awaiting_confirmation']);
+export type Activity = z.infer<typeof Activity>;
+
+export const TurnOutcome = z.enum(['completed', 'interrupted', 'step_limit', 'failed']);
+export type TurnOutcome = z.infer<typeof TurnOutcome>;
+
+export const PendingConfirmation = z.object({
+  toolCallId: z.string(),
+  toolName: z.string(),
+  arguments: z.unknown(),
+  risk: RiskLevel,
+  turnId: z.string(),
+  requestedAt: z.string(),
+  expiresAt: z.string(),
+});
+export type PendingConfirmation = z.infer<typeof PendingConfirmation>;
+
+/** One turn kept raw in the window: the user's message and everything it caused. */
+export const Turn = z.object({
+  turnId: z.string(),
+  messages: z.array(ChatMessage),
+  outcome: TurnOutcome,
+  startedAt: z.string(),
+  endedAt: z.string(),
+});
+export type Turn = z.infer<typeof Turn>;
+
+export const TurnResult = z.object({
+  turnId: z.string(),
+  outcome: TurnOutcome,
+  text: z.string(),
+  modelCalls: z.number().int(),
+  toolCalls: z.number().int(),
+  error: z.string().optional(),
+});
+export type TurnResult = z.infer<typeof TurnResult>;
+
+export const SessionCounters = z.object({
+  turns: z.number().int(),
+  modelCalls: z.number().int(),
+  toolCalls: z.number().int(),
+  toolFailures: z.number().int(),
+  interrupts: z.number().int(),
+  confirmationsRequested: z.number().int(),
+  continuedAsNew: z.number().int(),
+});
+export type SessionCounters = z.infer<typeof SessionCounters>;
+
+export const emptyCounters = (): SessionCounters => ({
+  turns: 0,
+  modelCalls: 0,
+  toolCalls: 0,
+  toolFailures: 0,
+  interrupts: 0,
+  confirmationsRequested: 0,
+  continuedAsNew: 0,
+});
+
+/** What the `getSession` query returns. */
+export interface SessionView {
+  sessionId: string;
+  status: SessionStatus;
+  activity: Activity;
+  version: number;
+  namespace: UserNamespace;
+  channel: string;
+  metadata: Record<string, string>;
+  createdAt: string;
+  currentTurnId: string | null;
+  currentStep: number;
+  queuedMessages: number;
+  pendingConfirmations: PendingConfirmation[];
+  window: Turn[];
+  counters: SessionCounters;
+  lastTurn: TurnResult | null;
+}

@@ -1,0 +1,74 @@
+import type { ToolCall } from './chat-message';
+import { FailureType } from './failure-types';
+import { checkJsonSchema } from './json-schema-check';
+import type { ToolPolicy } from './session-types';
+import type { ToolSpec } from './tool-spec';
+
+/** What the workflow will do with one tool call the model asked for. */
+export type ToolCallPlan =
+  | { kind: 'run'; call: ToolCall; spec: ToolSpec; args: Record<string, unknown>; needsConfirmation: boolean }
+  | { kind: 'reject'; call: ToolCall; errorType: FailureType; detail: string; args: unknown };
+
+/** Confirmation rule: destructive always, tools that ask for it, the session's extra list, and writes when the policy says so. */
+export function needsConfirmation(spec: ToolSpec, policy: ToolPolicy): boolean {
+  if (spec.risk === 'destructive' || spec.requiresConfirmation) return true;
+  if (policy.confirmTools.includes(spec.name)) return true;
+  return spec.risk === 'write' && policy.confirmWrites;
+}
+
+export function isAllowed(name: string, policy: ToolPolicy): boolean {
+  return policy.allow === undefined || policy.allow.includes(name);
+}
+
+function briefSchema(spec: ToolSpec): string {
+  const props = (spec.parameters.properties ?? {}) as Record<string, { type?: unknown; format?: unknown }>;
+  const required = new Set((spec.parameters.required ?? []) as string[]);
+  const fields = Object.entries(props).map(([key, p]) => {
+    const type = Array.isArray(p.type) ? p.type.join('|') : String(p.type ?? 'any');
+    const format = typeof p.format === 'string' ? ` (${p.format})` : '';
+    return `${key}${required.has(key) ? '' : '?'}: ${type}${format}`;
+  });
+  return `{ ${fields.join(', ')} }`;
+}
+
+/**
+ * Decides, without side effects, whether a call may run: known name, on the
+ * session's allow-list, arguments that parse and fit the schema. Rejections
+ * carry the text the model will read.
+ */
+export function planToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolSpec>, policy: ToolPolicy): ToolCallPlan {
+  const name = call.function.name;
+  const spec = tools.get(name);
+  if (!spec) {
+    const errorType = isAllowed(name, policy) ? FailureType.ToolNotFound : FailureType.ToolNotAllowed;
+    const detail =
+      errorType === FailureType.ToolNotAllowed
+        ? `The tool "${name}" is not allowed in this session.`
+        : `No tool named "${name}" exists. Available tools: ${[...tools.keys()].sort().join(', ') || 'none'}.`;
+    return { kind: 'reject', call, errorType, detail, args: call.function.arguments };
+  }
+  if (!isAllowed(name, policy)) {
+    return { kind: 'reject', call, errorType: FailureType.ToolNotAllowed, detail: `The tool "${name}" is not allowed in this session.`, args: call.function.arguments };
+  }
+  let parsed: unknown;
+  try {
+    parsed = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
+  } catch (err) {
+    return {
+      kind: 'reject',
+      call,
+      errorType: FailureType.ToolInputInvalid,
+      detail: `The arguments are not valid JSON (${(err as Error).message}). Send one JSON object shaped like ${briefSchema(spec)}.`,
+      args: call.function.arguments,
+    };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return { kind: 'reject', call, errorType: FailureType.ToolInputInvalid, detail: `The arguments must be a JSON object shaped like ${briefSchema(spec)}.`, args: parsed };
+  }
+  const issues = checkJsonSchema(parsed, spec.parameters);
+  if (issues.length > 0) {
+    const list = issues.map((i) => `${i.path} ${i.message}`).join('; ');
+    return { kind: 'reject', call, errorType: FailureType.ToolInputInvalid, detail: `Invalid arguments: ${list}. Expected ${briefSchema(spec)}.`, args: parsed };
+  }
+  return { kind: 'run', call, spec, args: parsed as Record<string, unknown>, needsConfirmation: needsConfirmation(spec, policy) };
+}

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+
+/** How much harm a tool can do; decides retries and confirmation. */
+export const RiskLevel = z.enum(['read', 'write', 'destructive']);
+export type RiskLevel = z.infer<typeof RiskLevel>;
+
+/** Names the model sees: `local_<name>` or `mcp_<server>_<tool>`. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * A tool as the workflow sees it: plain data returned by an activity, so the
+ * workflow never imports tool code and replay stays deterministic when the
+ * catalog changes.
+ */
+export const ToolSpec = z.object({
+  name: z.string().regex(TOOL_NAME_PATTERN),
+  description: z.string().min(1),
+  /** JSON schema of the arguments object. */
+  parameters: z.record(z.string(), z.unknown()),
+  risk: RiskLevel,
+  /** True when the tool itself asks for confirmation regardless of its risk. */
+  requiresConfirmation: z.boolean(),
+  timeoutMs: z.number().int().positive(),
+  maxAttempts: z.number().int().min(1),
+  source: z.enum(['local', 'mcp']),
+  /** Hash of the description and schema, to notice a tool that changed. */
+  hash: z.string(),
+});
+export type ToolSpec = z.infer<typeof ToolSpec>;
+
+export const ToolCatalog = z.object({
+  /** Hash over every tool's name and hash. */
+  version: z.string(),
+  tools: z.array(ToolSpec),
+});
+export type ToolCatalog = z.infer<typeof ToolCatalog>;
