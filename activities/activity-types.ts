@@ -1,0 +1,58 @@
+import type { ChatMessage, ToolCall } from '../workflows/chat-message';
+import type { UserNamespace } from '../workflows/session-types';
+import type { ToolCatalog } from '../workflows/tool-spec';
+
+/** A tool as offered to the model (the OpenAI `function` shape). */
+export interface ModelToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface CallModelInput {
+  sessionId: string;
+  turnId: string;
+  step: number;
+  messages: ChatMessage[];
+  tools: ModelToolDefinition[];
+  model: { name?: string; temperature?: number };
+}
+
+export interface CallModelResult {
+  content: string | null;
+  toolCalls: ToolCall[];
+  finishReason: string;
+  usage: { promptTokens: number; completionTokens: number } | null;
+}
+
+export interface GetToolCatalogInput {
+  sessionId: string;
+  namespace: UserNamespace;
+  /** The session's allow-list; tools off it never reach the model. */
+  allow?: string[];
+}
+
+export interface ExecuteToolInput {
+  sessionId: string;
+  turnId: string;
+  toolCallId: string;
+  toolName: string;
+  arguments: Record<string, unknown>;
+  namespace: UserNamespace;
+  /** `<sessionId>:<turnId>:<toolCallId>`, stable across retries, crashes and continue-as-new. */
+  idempotencyKey: string;
+}
+
+export interface ExecuteToolResult {
+  /** What the model reads, already cut to the model-facing limit. */
+  content: string;
+  truncated: boolean;
+  durationMs: number;
+}
+
+/** The activities the session workflow schedules, by name. */
+export interface SessionActivities {
+  callModel(input: CallModelInput): Promise<CallModelResult>;
+  getToolCatalog(input: GetToolCatalogInput): Promise<ToolCatalog>;
+  executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult>;
+}

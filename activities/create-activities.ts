@@ -1,0 +1,46 @@
+import type { Db } from 'mongodb';
+import type OpenAI from 'openai';
+import type { SessionActivities } from './activity-types';
+import { createModelActivities } from './model-activities';
+import { createToolActivities, type ToolSource } from './tool-activities';
+import { calculateTool, currentTimeTool } from './tools/builtin-tools';
+import { meetingTools } from './tools/meeting-tools';
+import type { NativeTool } from './tools/native-tool';
+import { buildCatalog, nativeRunnable } from './tools/tool-registry';
+import { ToolResultStore } from './tools/tool-result-store';
+
+export interface ActivityDeps {
+  db: Db;
+  openai: OpenAI;
+  model: { name: string };
+  limits: { toolTimeoutMs: number; maxToolResultChars: number };
+  /** Native tools besides the built-in ones (tests add slow or failing ones here). */
+  extraTools?: NativeTool[];
+  /** Replace the whole tool source (the MCP manager plugs in here). */
+  toolSource?: ToolSource;
+}
+
+/** The built-in native tools: time, exact arithmetic and the meetings domain. */
+export function builtinTools(db: Db): NativeTool[] {
+  return [currentTimeTool, calculateTool, ...meetingTools(db)] as NativeTool[];
+}
+
+/** A tool source over a fixed set of native tools. */
+export function staticToolSource(tools: NativeTool[], timeoutMs: number): ToolSource {
+  const built = buildCatalog([{ owner: 'native tools', tools: tools.map((t) => nativeRunnable(t, { timeoutMs })) }]);
+  return { current: () => built };
+}
+
+/** Builds every activity from injected dependencies, so tests can pass real or fake ones. */
+export function createActivities(deps: ActivityDeps): SessionActivities {
+  const tools =
+    deps.toolSource ?? staticToolSource([...builtinTools(deps.db), ...(deps.extraTools ?? [])], deps.limits.toolTimeoutMs);
+  return {
+    ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name }),
+    ...createToolActivities({
+      tools,
+      results: new ToolResultStore(deps.db),
+      maxResultChars: deps.limits.maxToolResultChars,
+    }),
+  };
+}

@@ -1,0 +1,75 @@
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { FailureType } from '../workflows/failure-types';
+import type { ToolCatalog } from '../workflows/tool-spec';
+import type { ExecuteToolInput, ExecuteToolResult, GetToolCatalogInput } from './activity-types';
+import { toolFailure } from './tools/tool-errors';
+import type { RunnableTool } from './tools/tool-registry';
+import { truncateForModel, type ToolResultStore } from './tools/tool-result-store';
+
+/** Supplies the current catalog; MCP tools come and go, so it is asked each time. */
+export interface ToolSource {
+  current(): { catalog: ToolCatalog; byName: Map<string, RunnableTool> };
+}
+
+export interface ToolActivityDeps {
+  tools: ToolSource;
+  results: ToolResultStore;
+  maxResultChars: number;
+  heartbeatIntervalMs?: number;
+}
+
+function stringify(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value ?? null);
+}
+
+export function createToolActivities(deps: ToolActivityDeps) {
+  return {
+    async getToolCatalog(input: GetToolCatalogInput): Promise<ToolCatalog> {
+      const { catalog } = deps.tools.current();
+      if (!input.allow) return catalog;
+      const allow = new Set(input.allow);
+      return { version: catalog.version, tools: catalog.tools.filter((t) => allow.has(t.name)) };
+    },
+
+    async executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult> {
+      const ctx = Context.current();
+      const tool = deps.tools.current().byName.get(input.toolName);
+      if (!tool) {
+        throw ApplicationFailure.nonRetryable(`No tool named ${input.toolName} is available on this worker now.`, FailureType.ToolNotFound);
+      }
+      const parsed = tool.parse(input.arguments);
+      if (!parsed.ok) throw ApplicationFailure.nonRetryable(`Invalid arguments: ${parsed.message}`, FailureType.ToolInputInvalid);
+
+      const started = Date.now();
+      const beat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs ?? 500);
+      ctx.heartbeat();
+      let value: unknown;
+      try {
+        value = await Promise.race([
+          tool.run(parsed.value, {
+            signal: ctx.cancellationSignal,
+            idempotencyKey: input.idempotencyKey,
+            sessionId: input.sessionId,
+            namespace: input.namespace,
+            heartbeat: () => ctx.heartbeat(),
+          }),
+          // An executor that ignores its signal must still not outlive the cancellation.
+          ctx.cancelled,
+        ]);
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) {
+          throw err instanceof CancelledFailure ? err : new CancelledFailure(`tool ${input.toolName} cancelled`);
+        }
+        throw toolFailure(err, input.toolName);
+      } finally {
+        clearInterval(beat);
+      }
+      const whole = stringify(value);
+      const cut = truncateForModel(whole, deps.maxResultChars, input.idempotencyKey);
+      if (cut.truncated) await deps.results.save(input.idempotencyKey, input.toolName, whole);
+      return { content: cut.content, truncated: cut.truncated, durationMs: Date.now() - started };
+    },
+  };
+}
