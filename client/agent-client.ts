@@ -1,0 +1,241 @@
+import {
+  Client,
+  Connection,
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  isGrpcServiceError,
+} from '@temporalio/client';
+import { ApplicationFailure, defineSearchAttributeKey, TypedSearchAttributes } from '@temporalio/common';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import { z } from 'zod';
+import type { agentSession } from '../workflows/agent-session';
+import { AgentEvent } from '../workflows/events';
+import { FailureType } from '../workflows/failure-types';
+import {
+  EVENTS_TOPIC,
+  WORKFLOW_TYPE,
+  decideToolCallUpdate,
+  endSessionSignal,
+  getSessionQuery,
+  interruptSignal,
+  sendMessageUpdate,
+  waitForTurnUpdate,
+  workflowIdFor,
+} from '../workflows/messages';
+import {
+  DecideToolCallInput,
+  SendMessageInput,
+  SessionOptions,
+  type SendMessageResult,
+  type SessionOptionsInput,
+  type SessionView,
+  type TurnResult,
+} from '../workflows/session-types';
+import {
+  AgentClientError,
+  SessionClosedError,
+  SessionNotFoundError,
+  SessionValidationError,
+  SessionVersionConflictError,
+} from './errors';
+
+const SessionUserKey = defineSearchAttributeKey('SessionUser', 'KEYWORD');
+const SessionTenantKey = defineSearchAttributeKey('SessionTenant', 'KEYWORD');
+const SessionStatusKey = defineSearchAttributeKey('SessionStatus', 'KEYWORD');
+
+export interface AgentClientOptions {
+  client: Client;
+  taskQueue: string;
+  /** Set false against a server without the session search attributes registered. */
+  searchAttributes?: boolean;
+}
+
+/** One event with its position in the session's stream. */
+export interface SessionEvent {
+  offset: number;
+  event: AgentEvent;
+}
+
+function describe(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ');
+}
+
+function parseOr<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new SessionValidationError(`Invalid ${what}: ${describe(result.error)}`, FailureType.SessionInputInvalid);
+  return result.data;
+}
+
+/** Turns Temporal's errors into the client's typed ones. */
+function translate(err: unknown, sessionId: string): never {
+  if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
+  if (isGrpcServiceError(err) && err.code === 5) throw new SessionNotFoundError(sessionId);
+  const cause = err instanceof WorkflowUpdateFailedError ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    switch (cause.type) {
+      case FailureType.SessionVersionConflict: {
+        const details = (cause.details?.[0] ?? {}) as { currentVersion?: number; expectedVersion?: number };
+        throw new SessionVersionConflictError(cause.message, details.currentVersion ?? -1, details.expectedVersion ?? -1);
+      }
+      case FailureType.SessionClosed:
+        throw new SessionClosedError(cause.message);
+      case FailureType.SessionInputInvalid:
+      case FailureType.ConfirmationUnknown:
+        throw new SessionValidationError(cause.message, cause.type);
+      default:
+        break;
+    }
+  }
+  if (err instanceof Error && /workflow execution already completed/i.test(err.message)) {
+    throw new SessionClosedError(`Session ${sessionId} has ended on this run: ${err.message}`);
+  }
+  throw err;
+}
+
+/**
+ * The typed client backend services use to drive sessions: send (starting the
+ * session if needed), stream events, approve or deny risky calls, interrupt
+ * and read the session.
+ */
+export class AgentClient {
+  readonly client: Client;
+  private readonly taskQueue: string;
+  private readonly searchAttributes: boolean;
+
+  constructor(options: AgentClientOptions) {
+    this.client = options.client;
+    this.taskQueue = options.taskQueue;
+    this.searchAttributes = options.searchAttributes ?? true;
+  }
+
+  static async connect(options: { address: string; namespace?: string; taskQueue: string }): Promise<AgentClient> {
+    const connection = await Connection.connect({ address: options.address });
+    return new AgentClient({ client: new Client({ connection, namespace: options.namespace ?? 'default' }), taskQueue: options.taskQueue });
+  }
+
+  private handle(sessionId: string) {
+    return this.client.workflow.getHandle<typeof agentSession>(workflowIdFor(sessionId));
+  }
+
+  /**
+   * Sends a message, starting the session with `options` when it does not run.
+   * Resolves once the turn is accepted, with its id and the session's new version.
+   */
+  async send(options: SessionOptionsInput, message: z.input<typeof SendMessageInput>): Promise<SendMessageResult> {
+    const session = parseOr(SessionOptions, options, 'session options');
+    const msg = parseOr(SendMessageInput, message, 'message');
+    const workflowId = workflowIdFor(session.sessionId);
+    const start = new WithStartWorkflowOperation<typeof agentSession>(WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: this.taskQueue,
+      args: [{ options: session }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      memo: { user: session.namespace.user, tenant: session.namespace.tenant, channel: session.channel },
+      ...(this.searchAttributes
+        ? {
+            typedSearchAttributes: new TypedSearchAttributes([
+              { key: SessionUserKey, value: session.namespace.user },
+              { key: SessionTenantKey, value: session.namespace.tenant },
+              { key: SessionStatusKey, value: 'created' },
+            ]),
+          }
+        : {}),
+    });
+    try {
+      return await this.client.workflow.executeUpdateWithStart(sendMessageUpdate, {
+        args: [msg],
+        startWorkflowOperation: start,
+        ...(msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {}),
+      });
+    } catch (err) {
+      translate(err, session.sessionId);
+    }
+  }
+
+  /** Sends a message to a running session; never starts one. */
+  async sendTo(sessionId: string, message: z.input<typeof SendMessageInput>): Promise<SendMessageResult> {
+    const msg = parseOr(SendMessageInput, message, 'message');
+    try {
+      return await this.handle(sessionId).executeUpdate(sendMessageUpdate, {
+        args: [msg],
+        ...(msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {}),
+      });
+    } catch (err) {
+      translate(err, sessionId);
+    }
+  }
+
+  /** Waits for a turn to finish and returns its result. */
+  async waitForTurn(sessionId: string, turnId: string): Promise<TurnResult> {
+    try {
+      return await this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId }] });
+    } catch (err) {
+      translate(err, sessionId);
+    }
+  }
+
+  async getSession(sessionId: string): Promise<SessionView> {
+    try {
+      return await this.handle(sessionId).query(getSessionQuery);
+    } catch (err) {
+      translate(err, sessionId);
+    }
+  }
+
+  async approve(sessionId: string, toolCallId: string, reason?: string): Promise<void> {
+    await this.decide(sessionId, { toolCallId, approved: true, reason });
+  }
+
+  async deny(sessionId: string, toolCallId: string, reason?: string): Promise<void> {
+    await this.decide(sessionId, { toolCallId, approved: false, reason });
+  }
+
+  private async decide(sessionId: string, input: DecideToolCallInput): Promise<void> {
+    const decision = parseOr(DecideToolCallInput, input, 'decision');
+    try {
+      await this.handle(sessionId).executeUpdate(decideToolCallUpdate, { args: [decision] });
+    } catch (err) {
+      translate(err, sessionId);
+    }
+  }
+
+  async interrupt(sessionId: string, reason?: string): Promise<void> {
+    try {
+      await this.handle(sessionId).signal(interruptSignal, { reason });
+    } catch (err) {
+      translate(err, sessionId);
+    }
+  }
+
+  /** Asks the session to archive itself once the running turn is done. */
+  async end(sessionId: string, reason?: string): Promise<void> {
+    try {
+      await this.handle(sessionId).signal(endSessionSignal, { reason });
+    } catch (err) {
+      translate(err, sessionId);
+    }
+  }
+
+  /**
+   * The session's events from `fromOffset` on, in order, across
+   * continue-as-new. Ends when the session's workflow ends (or when the
+   * caller breaks out of the loop).
+   */
+  async *events(sessionId: string, options: { fromOffset?: number } = {}): AsyncGenerator<SessionEvent> {
+    const stream = WorkflowStreamClient.create(this.client, workflowIdFor(sessionId));
+    const topic = stream.topic<unknown>(EVENTS_TOPIC);
+    for await (const item of topic.subscribe(options.fromOffset ?? 0, { pollCooldown: 0 })) {
+      const parsed = AgentEvent.safeParse(item.data);
+      if (!parsed.success) {
+        throw new AgentClientError(`Session ${sessionId} streamed an event that does not match AgentEvent at offset ${item.offset}: ${describe(parsed.error)}`);
+      }
+      yield { offset: item.offset, event: parsed.data };
+    }
+  }
+
+  /** The Web UI page of a session. */
+  static webUiUrl(uiBase: string, namespace: string, sessionId: string): string {
+    return `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowIdFor(sessionId))}`;
+  }
+}

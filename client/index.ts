@@ -1,0 +1,4 @@
+export { AgentClient, type AgentClientOptions, type SessionEvent } from './agent-client';
+export * from './errors';
+export type { AgentEvent } from '../workflows/events';
+export type { SessionView, SessionOptionsInput, SendMessageResult, TurnResult } from '../workflows/session-types';
