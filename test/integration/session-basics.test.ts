@@ -1,0 +1,83 @@
+import { startTestEnv, sessionOptions, collectEvents, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
+import { SessionVersionConflictError } from '../../client';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await startTestEnv({ name: 'basics' });
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+describe('a session workflow', () => {
+  it('streams the model answer as text deltas through the openai SDK and completes the turn', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'Hello Ana, how can I help today?', chunkSize: 5, delayMs: 5 } }], { lane: sessionId });
+    const { turnId, version } = await env.agent.send(sessionOptions(sessionId), { text: 'hi' });
+    expect(version).toBe(1);
+    const events = await collectEvents(env.agent, sessionId, turnCompleted(turnId));
+    const deltas = events.map((e) => e.event).filter((e) => e.type === 'text_delta');
+    expect(deltas.length).toBeGreaterThan(3);
+    expect(deltas.map((d) => (d.type === 'text_delta' ? d.delta : '')).join('')).toBe('Hello Ana, how can I help today?');
+    const done = events[events.length - 1]?.event;
+    expect(done).toMatchObject({ type: 'turn_completed', outcome: 'completed', text: 'Hello Ana, how can I help today?', version: 1 });
+    const request = env.model.requestsFor(sessionId)[0];
+    expect(request?.stream).toBe(true);
+    const view = await env.agent.getSession(sessionId);
+    expect(view).toMatchObject({ status: 'active', version: 1, activity: 'idle', pendingConfirmations: [] });
+    expect(view.window).toHaveLength(1);
+    env.model.assertDone(sessionId);
+  });
+
+  it('rejects a stale expectedVersion with the current version and writes nothing', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'one' } }], { lane: sessionId });
+    const first = await env.agent.send(sessionOptions(sessionId), { text: 'first' });
+    await env.agent.waitForTurn(sessionId, first.turnId);
+    const err = await env.agent.send(sessionOptions(sessionId), { text: 'second', expectedVersion: 0 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SessionVersionConflictError);
+    expect((err as SessionVersionConflictError).currentVersion).toBe(1);
+    const view = await env.agent.getSession(sessionId);
+    expect(view.version).toBe(1);
+    expect(view.counters.turns).toBe(1);
+    expect(env.model.requestsFor(sessionId)).toHaveLength(1);
+  });
+
+  it('answers the same clientMessageId twice with the first result and runs it once', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'once' } }], { lane: sessionId });
+    const a = await env.agent.send(sessionOptions(sessionId), { text: 'do it', clientMessageId: 'm-1' });
+    await env.agent.waitForTurn(sessionId, a.turnId);
+    const b = await env.agent.send(sessionOptions(sessionId), { text: 'do it', clientMessageId: 'm-1' });
+    const c = await env.agent.sendTo(sessionId, { text: 'do it', clientMessageId: 'm-1', expectedVersion: 0 });
+    expect(b).toEqual(a);
+    expect(c).toEqual(a);
+    expect(env.model.requestsFor(sessionId)).toHaveLength(1);
+    expect((await env.agent.getSession(sessionId)).counters.turns).toBe(1);
+  });
+
+  it('delivers events in order and a subscriber resuming from an offset misses none', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script(
+      [
+        { respond: { kind: 'text', text: 'first answer with several words', chunkSize: 4 } },
+        { respond: { kind: 'text', text: 'second answer', chunkSize: 3 } },
+      ],
+      { lane: sessionId },
+    );
+    const t1 = await env.agent.send(sessionOptions(sessionId), { text: 'one' });
+    await env.agent.waitForTurn(sessionId, t1.turnId);
+    const t2 = await env.agent.sendTo(sessionId, { text: 'two' });
+    const all = await collectEvents(env.agent, sessionId, turnCompleted(t2.turnId));
+    expect(all.map((e) => e.offset)).toEqual(all.map((_, i) => i));
+    const from = Math.floor(all.length / 2);
+    const resumed = await collectEvents(env.agent, sessionId, turnCompleted(t2.turnId), { fromOffset: from });
+    expect(resumed).toEqual(all.slice(from));
+  });
+
+  it('rejects an invalid message before anything is written', async () => {
+    const sessionId = uniqueId('s');
+    await expect(env.agent.send(sessionOptions(sessionId), { text: '' })).rejects.toThrow(/text: text must not be empty/);
+    await expect(env.agent.send({ ...sessionOptions(sessionId), sessionId: 'bad id!' }, { text: 'x' })).rejects.toThrow(/sessionId/);
+  });
+});

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { Runtime, DefaultLogger } from '@temporalio/worker';
+import { MongoClient, type Db } from 'mongodb';
+import { AgentClient, type SessionEvent } from '../../client';
+import { ScriptedModelServer } from '../../scripted-model';
+import type { NativeTool } from '../../activities/tools/native-tool';
+import { createAgentWorker, type AgentWorkerHandle } from '../../workers/agent-worker';
+import { loadConfig, type RuntimeConfig } from '../../workers/config';
+import type { AgentEvent } from '../../workflows/events';
+import type { SessionOptionsInput } from '../../workflows/session-types';
+
+let runtimeInstalled = false;
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
+
+export interface TestEnv {
+  config: RuntimeConfig;
+  model: ScriptedModelServer;
+  agent: AgentClient;
+  client: Client;
+  db: Db;
+  taskQueue: string;
+  worker: AgentWorkerHandle;
+  /** Starts another worker on the same task queue (after a crash, say). */
+  startWorker(extraTools?: NativeTool[]): Promise<AgentWorkerHandle>;
+  close(): Promise<void>;
+}
+
+/** A unique id for this test run, safe for task queues, session ids and database names. */
+export const uniqueId = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+/**
+ * A worker on its own task queue and database, a scripted model on loopback,
+ * and a client: the real stack for one test file.
+ */
+export async function startTestEnv(options: { name: string; extraTools?: NativeTool[]; startWorker?: boolean } = { name: 'test' }): Promise<TestEnv> {
+  quietRuntime();
+  const model = await ScriptedModelServer.start();
+  const taskQueue = uniqueId(`tq-${options.name}`);
+  const config = loadConfig({
+    ...process.env,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    OPENAI_BASE_URL: model.baseUrl,
+    OPENAI_API_KEY: 'test-key',
+    MODEL_NAME: 'scripted',
+    MONGODB_DATABASE: uniqueId(`t_${options.name}`).replace(/-/g, '_'),
+  });
+  const mongo = await new MongoClient(config.mongodb.uri).connect();
+  const db = mongo.db(config.mongodb.database);
+  const workers: AgentWorkerHandle[] = [];
+  const startWorker = async (extraTools = options.extraTools) => {
+    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools });
+    void handle.run();
+    workers.push(handle);
+    return handle;
+  };
+  const worker = options.startWorker === false ? (undefined as unknown as AgentWorkerHandle) : await startWorker();
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const agent = new AgentClient({ client, taskQueue });
+  return {
+    config,
+    model,
+    agent,
+    client,
+    db,
+    taskQueue,
+    worker,
+    startWorker,
+    async close() {
+      await Promise.all(workers.map((w) => w.shutdown().catch(() => undefined)));
+      await connection.close();
+      await db.dropDatabase().catch(() => undefined);
+      await mongo.close();
+      await model.close();
+    },
+  };
+}
+
+export function sessionOptions(sessionId: string, extra: Partial<SessionOptionsInput> = {}): SessionOptionsInput {
+  return { sessionId, namespace: { tenant: 'acme', user: 'ana' }, ...extra };
+}
+
+/** Reads events until `until` says stop (inclusive), failing after `timeoutMs`. */
+export async function collectEvents(
+  agent: AgentClient,
+  sessionId: string,
+  until: (event: AgentEvent, all: SessionEvent[]) => boolean,
+  options: { fromOffset?: number; timeoutMs?: number } = {},
+): Promise<SessionEvent[]> {
+  const out: SessionEvent[] = [];
+  const iterator = agent.events(sessionId, { fromOffset: options.fromOffset });
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms; got ${out.map((e) => e.event.type).join(', ')}`)), timeoutMs);
+  });
+  try {
+    for (;;) {
+      const next = await Promise.race([iterator.next(), timeout]);
+      if (next.done) return out;
+      out.push(next.value);
+      if (until(next.value.event, out)) return out;
+    }
+  } finally {
+    clearTimeout(timer);
+    void iterator.return(undefined);
+  }
+}
+
+export const turnCompleted = (turnId: string) => (e: AgentEvent) => e.type === 'turn_completed' && e.turnId === turnId;
+
+/** Polls `probe` until it returns a truthy value. */
+export async function eventually<T>(probe: () => Promise<T> | T, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value) return value as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
