@@ -51,6 +51,10 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
       ? { workflowBundle: { codePath: overrides.workflowBundlePath } }
       : { workflowsPath: require.resolve('../workflows') }),
     activities,
+    // Cancellation reaches an activity only in a heartbeat response; flushing heartbeats
+    // often keeps an interrupt's latency to a fraction of a second.
+    maxHeartbeatThrottleInterval: '250 milliseconds',
+    defaultHeartbeatThrottleInterval: '250 milliseconds',
     ...overrides.workerOptions,
   });
   let running: Promise<void> | null = null;
