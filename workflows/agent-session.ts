@@ -1,4 +1,5 @@
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
@@ -6,12 +7,15 @@ import {
   isCancellation,
   log,
   makeContinueAsNewFunc,
+  proxyActivities,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import { defineSearchAttributeKey } from '@temporalio/common';
+import type { SessionActivities } from '../activities/activity-types';
+import type { ArchivedSession } from '../activities/session-archive';
 import type { ChatMessage } from './chat-message';
 import { DEFAULT_SYSTEM_PROMPT } from './default-system-prompt';
 import { EventEmitter } from './event-emitter';
@@ -26,7 +30,16 @@ import {
   waitForTurnUpdate,
 } from './messages';
 import { ModelCallFailed, runReactTurn, waitForDecision, type Decision } from './react-turn';
-import { DEDUPE_MEMORY, RESULT_MEMORY, type CarriedState, type QueuedMessage } from './session-state';
+import { SessionContext, emptyContext } from './session-context';
+import {
+  DEDUPE_MEMORY,
+  RESULT_MEMORY,
+  STREAM_EVENTS_KEPT,
+  TOOL_RECORD_MEMORY,
+  type CarriedState,
+  type QueuedMessage,
+  type ToolCallRecord,
+} from './session-state';
 import {
   DecideToolCallInput,
   SendMessageInput,
@@ -36,12 +49,12 @@ import {
   type PendingConfirmation,
   type SendMessageResult,
   type SessionOptionsInput,
+  type SessionStatus,
   type SessionView,
-  type Turn,
   type TurnOutcome,
   type TurnResult,
 } from './session-types';
-import { nowIso } from './workflow-clock';
+import { nowIso, nowMs } from './workflow-clock';
 
 export interface AgentSessionInput {
   options: SessionOptionsInput;
@@ -54,12 +67,16 @@ export interface AgentSessionResult {
   status: 'archived';
   version: number;
   turns: number;
+  /** Set when another run wrote the archive first (concurrent restore); this run's archive was not written. */
+  archiveConflict?: string;
 }
 
 const SessionStatusKey = defineSearchAttributeKey('SessionStatus', 'KEYWORD');
 
-/** Keeps the raw window bounded until the summary layer takes over eviction. */
-const MAX_WINDOW_TURNS = 20;
+const { summarizeTurns, loadArchive, saveArchive } = proxyActivities<SessionActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
+});
 
 function invalid(message: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, FailureType.SessionInputInvalid);
@@ -67,6 +84,15 @@ function invalid(message: string): ApplicationFailure {
 
 function describeZodError(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): string {
   return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`).join('; ');
+}
+
+function versionConflict(sessionId: string, version: number, expected: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    message: `Session ${sessionId} is at version ${version}, not ${expected}. Reload the session and retry.`,
+    type: FailureType.SessionVersionConflict,
+    nonRetryable: true,
+    details: [{ currentVersion: version, expectedVersion: expected }],
+  });
 }
 
 /** The current turn, while one runs. */
@@ -80,47 +106,55 @@ interface RunningTurn {
 /**
  * One conversation session. Messages arrive as `sendMessage` updates and are
  * run one turn at a time through the ReAct loop; risky tool calls wait for
- * `decideToolCall`; `interrupt` cancels the running turn for real.
+ * `decideToolCall`; `interrupt` cancels the running turn for real. Idle past
+ * its timeout, the session archives itself to MongoDB and completes; the
+ * next message starts a new run restored from that archive.
  */
 export async function agentSession(input: AgentSessionInput): Promise<AgentSessionResult> {
   const parsed = SessionOptions.safeParse(input.options);
   if (!parsed.success) throw invalid(`Invalid session options: ${describeZodError(parsed.error)}`);
   const options = parsed.data;
-  const { sessionId } = options;
+  const { sessionId, limits } = options;
   const carried = input.carried;
 
-  let status = carried?.status ?? 'created';
+  let status: SessionStatus = carried?.status ?? 'created';
   let activity: Activity = 'idle';
-  const createdAt = carried?.createdAt ?? nowIso();
+  let createdAt = carried?.createdAt ?? nowIso();
   let version = carried?.version ?? 0;
+  let baseVersion = carried?.baseVersion ?? 0;
   let turnSeq = carried?.turnSeq ?? 0;
-  let window: Turn[] = carried?.window ?? [];
-  const counters = carried?.counters ?? emptyCounters();
+  let counters = carried?.counters ?? emptyCounters();
+  const windowLimits = { maxTurns: limits.windowMaxTurns, maxTokens: limits.windowMaxTokens, foldBatchTurns: limits.foldBatchTurns };
+  let context = new SessionContext(carried?.context ?? emptyContext(), windowLimits);
   const queue: QueuedMessage[] = carried?.queue ?? [];
   const processed = new Map<string, SendMessageResult>(carried?.processed ?? []);
   const recentResults: TurnResult[] = carried?.recentResults ?? [];
+  let toolRecords: ToolCallRecord[] = carried?.toolRecords ?? [];
+  const toolHashes = new Map<string, string>(carried?.toolHashes ?? []);
   const pending = new Map<string, PendingConfirmation>();
   const decisions = new Map<string, Decision>();
   let running: RunningTurn | null = null;
   let endRequested = false;
   let closing = false;
+  let restored = carried !== undefined;
 
   const events = new EventEmitter(sessionId, carried?.stream);
   const canUpsertStatus = workflowInfo().typedSearchAttributes.get(SessionStatusKey) !== undefined;
 
-  const setStatus = (next: typeof status, reason?: string): void => {
+  const emitStatus = (reason?: string) => events.emit({ type: 'status_change', status, activity, turnId: running?.turnId, reason });
+  const setStatus = (next: SessionStatus, reason?: string): void => {
     status = next;
     if (canUpsertStatus) upsertSearchAttributes([{ key: SessionStatusKey, value: next }]);
     upsertMemo({ status: next, version });
-    events.emit({ type: 'status_change', status, activity, turnId: running?.turnId, reason });
+    emitStatus(reason);
   };
   const setActivity = (next: Activity, reason?: string): void => {
     if (next === activity) return;
     activity = next;
-    events.emit({ type: 'status_change', status, activity, turnId: running?.turnId, reason });
+    emitStatus(reason);
   };
 
-  const view = (): SessionView => ({
+  setHandler(getSessionQuery, (): SessionView => ({
     sessionId,
     status,
     activity,
@@ -133,10 +167,13 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     currentStep: running?.step ?? 0,
     queuedMessages: queue.length,
     pendingConfirmations: [...pending.values()],
-    window,
+    window: [...context.window],
+    unfoldedTurns: context.unfolded.length,
+    summary: context.summary,
+    keyFacts: [...context.keyFacts],
     counters,
     lastTurn: recentResults[recentResults.length - 1] ?? null,
-  });
+  }));
 
   const interruptRunning = (reason: string): void => {
     if (!running || running.interruptReason !== undefined) return;
@@ -144,14 +181,15 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     running.scope.cancel();
   };
 
-  setHandler(getSessionQuery, view);
-
   setHandler(
     sendMessageUpdate,
-    (raw): SendMessageResult => {
+    async (raw): Promise<SendMessageResult> => {
       const msg = SendMessageInput.parse(raw);
+      // The first message of a restored session may arrive before the archive is read.
+      await condition(() => restored);
       const seen = msg.clientMessageId ? processed.get(msg.clientMessageId) : undefined;
       if (seen) return seen;
+      if (msg.expectedVersion !== undefined && msg.expectedVersion !== version) throw versionConflict(sessionId, version, msg.expectedVersion);
       version += 1;
       turnSeq += 1;
       const result: SendMessageResult = { turnId: `turn-${turnSeq}`, version };
@@ -169,28 +207,23 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
         const msg = SendMessageInput.safeParse(raw);
         if (!msg.success) throw invalid(`Invalid sendMessage input: ${describeZodError(msg.error)}`);
         if (msg.data.clientMessageId && processed.has(msg.data.clientMessageId)) return;
-        if (closing || status === 'archived' || status === 'expired') {
-          throw ApplicationFailure.nonRetryable(`Session ${sessionId} is ${closing ? 'closing' : status}; start it again with a new message.`, FailureType.SessionClosed);
+        if (closing || status === 'expired') {
+          throw ApplicationFailure.nonRetryable(`Session ${sessionId} is ${closing ? 'closing' : status}; send the message again to start it anew.`, FailureType.SessionClosed);
         }
-        if (msg.data.expectedVersion !== undefined && msg.data.expectedVersion !== version) {
-          throw ApplicationFailure.create({
-            message: `Session ${sessionId} is at version ${version}, not ${msg.data.expectedVersion}. Reload the session and retry.`,
-            type: FailureType.SessionVersionConflict,
-            nonRetryable: true,
-            details: [{ currentVersion: version, expectedVersion: msg.data.expectedVersion }],
-          });
+        if (restored && msg.data.expectedVersion !== undefined && msg.data.expectedVersion !== version) {
+          throw versionConflict(sessionId, version, msg.data.expectedVersion);
         }
       },
     },
   );
 
   const decide = (raw: unknown, via: 'signal' | 'update'): void => {
-    const input = DecideToolCallInput.parse(raw);
-    if (!pending.has(input.toolCallId) || decisions.has(input.toolCallId)) {
-      log.warn('Ignoring a decision for an unknown or decided tool call', { toolCallId: input.toolCallId, via });
+    const decision = DecideToolCallInput.parse(raw);
+    if (!pending.has(decision.toolCallId) || decisions.has(decision.toolCallId)) {
+      log.warn('Ignoring a decision for an unknown or decided tool call', { toolCallId: decision.toolCallId, via });
       return;
     }
-    decisions.set(input.toolCallId, { approved: input.approved, reason: input.reason, decidedBy: 'user' });
+    decisions.set(decision.toolCallId, { approved: decision.approved, reason: decision.reason, decidedBy: 'user' });
   };
   setHandler(decideToolCallSignal, (raw) => decide(raw, 'signal'));
   setHandler(
@@ -201,9 +234,9 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     },
     {
       validator: (raw) => {
-        const input = DecideToolCallInput.safeParse(raw);
-        if (!input.success) throw invalid(`Invalid decideToolCall input: ${describeZodError(input.error)}`);
-        const id = input.data.toolCallId;
+        const decision = DecideToolCallInput.safeParse(raw);
+        if (!decision.success) throw invalid(`Invalid decideToolCall input: ${describeZodError(decision.error)}`);
+        const id = decision.data.toolCallId;
         if (!pending.has(id)) throw ApplicationFailure.nonRetryable(`No tool call ${id} is waiting for confirmation.`, FailureType.ConfirmationUnknown);
         if (decisions.has(id)) throw ApplicationFailure.nonRetryable(`Tool call ${id} was already decided.`, FailureType.ConfirmationUnknown);
       },
@@ -220,8 +253,8 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   });
   setHandler(waitForTurnUpdate, async ({ turnId }) => {
     const find = () => recentResults.find((r) => r.turnId === turnId);
-    const knownTurn = (): boolean => running?.turnId === turnId || queue.some((q) => q.turnId === turnId) || find() !== undefined;
-    if (!knownTurn()) throw ApplicationFailure.nonRetryable(`Turn ${turnId} is unknown to session ${sessionId}.`, FailureType.SessionInputInvalid);
+    const known = running?.turnId === turnId || queue.some((q) => q.turnId === turnId) || find() !== undefined;
+    if (!known) throw ApplicationFailure.nonRetryable(`Turn ${turnId} is unknown to session ${sessionId}.`, FailureType.SessionInputInvalid);
     await condition(() => find() !== undefined);
     return find() as TurnResult;
   });
@@ -230,10 +263,9 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     pending.set(confirmation.toolCallId, confirmation);
     counters.confirmationsRequested += 1;
     events.emit({ type: 'confirmation_required', confirmation });
-    const previous = activity;
     setActivity('awaiting_confirmation');
     try {
-      const decision = await waitForDecision(() => decisions.get(confirmation.toolCallId), options.limits.confirmationTimeoutMs);
+      const decision = await waitForDecision(() => decisions.get(confirmation.toolCallId), limits.confirmationTimeoutMs);
       events.emit({ type: 'confirmation_decided', toolCallId: confirmation.toolCallId, approved: decision.approved, reason: decision.reason, decidedBy: decision.decidedBy });
       return decision;
     } catch (err) {
@@ -244,25 +276,23 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     } finally {
       pending.delete(confirmation.toolCallId);
       decisions.delete(confirmation.toolCallId);
-      if (pending.size === 0 && activity === 'awaiting_confirmation') setActivity(previous === 'awaiting_confirmation' ? 'running_tools' : previous);
+      if (pending.size === 0 && activity === 'awaiting_confirmation') setActivity('running_tools');
     }
   };
 
   const runTurn = async (message: QueuedMessage): Promise<void> => {
-    const scope = new CancellationScope();
-    const turn: RunningTurn = { turnId: message.turnId, scope, step: 0 };
+    const turn: RunningTurn = { turnId: message.turnId, scope: new CancellationScope(), step: 0 };
     running = turn;
     if (status !== 'active') setStatus('active');
-    const systemPrompt: ChatMessage = { role: 'system', content: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT };
-    const prefix: ChatMessage[] = [systemPrompt, ...window.flatMap((t) => t.messages)];
     const messages: ChatMessage[] = [{ role: 'user', content: message.text }];
+    const prefix = context.prompt(options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, []);
     let outcome: TurnOutcome = 'completed';
     let text = '';
     let modelCalls = 0;
     let toolCalls = 0;
     let error: string | undefined;
     try {
-      const result = await scope.run(() =>
+      const result = await turn.scope.run(() =>
         runReactTurn({
           sessionId,
           turnId: turn.turnId,
@@ -270,6 +300,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
           events,
           prefix,
           messages,
+          toolHashes,
           onStep: (step) => {
             turn.step = step;
           },
@@ -277,10 +308,11 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
             counters.modelCalls += 1;
             modelCalls += 1;
           },
-          onToolCall: (ok) => {
+          onToolCall: (record) => {
             counters.toolCalls += 1;
             toolCalls += 1;
-            if (!ok) counters.toolFailures += 1;
+            if (record.status !== 'ok') counters.toolFailures += 1;
+            toolRecords = [...toolRecords, { ...record, turnId: turn.turnId }].slice(-TOOL_RECORD_MEMORY);
           },
           awaitDecision,
           setActivity,
@@ -290,15 +322,15 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       if (result.hitStepLimit) {
         outcome = 'step_limit';
         messages.push({ role: 'assistant', content: text.split('\n\n').pop() ?? text });
-        setActivity('idle', `step limit of ${options.limits.maxSteps} reached`);
+        setActivity('idle', `step limit of ${limits.maxSteps} reached`);
       }
     } catch (err) {
       if (isCancellation(err)) {
         outcome = 'interrupted';
         const partial = events.streamedText(turn.turnId, turn.step);
-        const kept = messages.filter((m) => m.role !== 'assistant' || !m.tool_calls);
-        // Dangling tool calls without results would be rejected by the model API next turn.
-        messages.splice(0, messages.length, ...kept.filter((m) => m.role !== 'tool'));
+        // Tool calls without results would be rejected by the model API next turn: keep the text only.
+        const kept = messages.filter((m) => m.role === 'user' || (m.role === 'assistant' && !m.tool_calls));
+        messages.splice(0, messages.length, ...kept);
         text = partial;
         messages.push({ role: 'assistant', content: `${partial}${partial ? ' ' : ''}[interrupted: ${turn.interruptReason ?? 'interrupted'}]` });
       } else if (err instanceof ModelCallFailed) {
@@ -310,44 +342,95 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       }
     }
     counters.turns += 1;
-    const now = nowIso();
-    window = [...window, { turnId: turn.turnId, messages, outcome, startedAt: message.receivedAt, endedAt: now }].slice(-MAX_WINDOW_TURNS);
+    context.addTurn({ turnId: turn.turnId, messages, outcome, startedAt: message.receivedAt, endedAt: nowIso() });
     const result: TurnResult = { turnId: turn.turnId, outcome, text, modelCalls, toolCalls, error };
     recentResults.push(result);
     if (recentResults.length > RESULT_MEMORY) recentResults.shift();
     running = null;
     activity = 'idle';
-    events.emit({ type: 'status_change', status, activity, turnId: turn.turnId, reason: outcome === 'interrupted' ? turn.interruptReason : outcome });
+    emitStatus(outcome === 'interrupted' ? turn.interruptReason : outcome);
     events.emit({ type: 'turn_completed', turnId: turn.turnId, outcome, text, version });
     upsertMemo({ version, lastTurn: turn.turnId });
   };
 
-  const historyTooLong = (): boolean =>
-    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > options.limits.maxHistoryEvents;
+  /** Folds evicted turns into the summary; on failure they stay raw in the prompt and the fold is tried next turn. */
+  const foldEvicted = async (): Promise<void> => {
+    const turns = context.pendingFold();
+    if (turns.length === 0) return;
+    try {
+      const summary = await summarizeTurns.executeWithOptions(
+        {
+          startToCloseTimeout: '2 minutes',
+          retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
+          summary: `fold ${turns.length} turns into the summary`,
+        },
+        [{ sessionId, previous: context.summary, evicted: turns }],
+      );
+      context.folded(turns, summary);
+      counters.summariesFolded += 1;
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      counters.summaryFailures += 1;
+      events.emit({
+        type: 'error',
+        errorType: 'SummaryFailed',
+        message: `Could not fold ${turns.length} turns into the summary (${err.cause?.message ?? err.message}); they stay in the prompt verbatim and the fold is retried after the next turn.`,
+      });
+    }
+  };
+
+  const restore = (archive: ArchivedSession): void => {
+    createdAt = archive.createdAt;
+    version = archive.version;
+    baseVersion = archive.version;
+    turnSeq = archive.turnSeq;
+    counters = { ...emptyCounters(), ...archive.counters };
+    context = new SessionContext({ window: archive.window, unfolded: [], summary: archive.summary, keyFacts: archive.keyFacts }, windowLimits);
+    toolRecords = archive.toolCalls;
+    status = 'archived';
+  };
+
+  const historyTooLong = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > limits.maxHistoryEvents;
+
+  const snapshot = (): CarriedState => {
+    const state = events.stream.getState();
+    const end = state.base_offset + state.log.length;
+    if (end - state.base_offset > STREAM_EVENTS_KEPT) events.stream.truncate(end - STREAM_EVENTS_KEPT);
+    return {
+      status,
+      createdAt,
+      version,
+      baseVersion,
+      turnSeq,
+      context: context.toState(),
+      counters,
+      queue,
+      processed: [...processed.entries()],
+      recentResults,
+      toolRecords,
+      toolHashes: [...toolHashes.entries()],
+      stream: events.stream.getState(),
+    };
+  };
+
+  if (!restored) {
+    const archive = await loadArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'load archive' }, [{ sessionId }]);
+    if (archive && archive.status === 'archived') restore(archive);
+    restored = true;
+  }
 
   for (;;) {
-    const woke = await condition(() => queue.length > 0 || endRequested, options.limits.idleTimeoutMs);
+    const woke = await condition(() => queue.length > 0 || endRequested, limits.idleTimeoutMs);
     const next = queue.shift();
     if (next) {
       await runTurn(next);
-      if (historyTooLong()) {
+      await foldEvicted();
+      if (historyTooLong() && queue.length === 0) {
         counters.continuedAsNew += 1;
         events.stream.detachPollers();
         await condition(allHandlersFinished);
         const continueAsNew = makeContinueAsNewFunc<typeof agentSession>();
-        const state: CarriedState = {
-          status,
-          createdAt,
-          version,
-          turnSeq,
-          window,
-          counters,
-          queue,
-          processed: [...processed.entries()],
-          recentResults,
-          stream: events.stream.getState(),
-        };
-        return continueAsNew({ options: input.options, carried: state });
+        return continueAsNew({ options: input.options, carried: snapshot() });
       }
       continue;
     }
@@ -356,6 +439,32 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
 
   closing = true;
   await condition(allHandlersFinished);
+  const archivedAt = nowMs();
+  const archive: ArchivedSession = {
+    sessionId,
+    namespace: options.namespace,
+    channel: options.channel,
+    metadata: options.metadata,
+    createdAt,
+    archivedAt: new Date(archivedAt).toISOString(),
+    expiresAt: new Date(archivedAt + limits.retentionMs).toISOString(),
+    status: 'archived',
+    version,
+    turnSeq,
+    window: [...context.unfolded, ...context.window],
+    summary: context.summary,
+    keyFacts: [...context.keyFacts],
+    toolCalls: toolRecords,
+    counters,
+  };
+  let archiveConflict: string | undefined;
+  try {
+    await saveArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'archive session' }, [{ archive, baseVersion }]);
+  } catch (err) {
+    if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FailureType.SessionVersionConflict)) throw err;
+    archiveConflict = err.cause.message;
+    events.emit({ type: 'error', errorType: FailureType.SessionVersionConflict, message: archiveConflict });
+  }
   setStatus('archived', endRequested ? 'ended by request' : 'idle timeout');
-  return { sessionId, status: 'archived', version, turns: counters.turns };
+  return { sessionId, status: 'archived', version, turns: counters.turns, ...(archiveConflict ? { archiveConflict } : {}) };
 }

@@ -41,6 +41,20 @@ export const ToolCallResultEvent = z.object({
   durationMs: z.number(),
 });
 
+/** A long-running tool reported progress (MCP `notifications/progress`). Published by the tool activity. */
+export const ToolCallProgressEvent = z.object({
+  type: z.literal('tool_call_progress'),
+  ...base,
+  turnId: z.string(),
+  step: z.number().int().optional(),
+  toolCallId: z.string(),
+  toolName: z.string(),
+  /** Grows with each event of a call; `total` when the tool knows it. */
+  progress: z.number(),
+  total: z.number().optional(),
+  message: z.string().optional(),
+});
+
 export const StatusChangeEvent = z.object({
   type: z.literal('status_change'),
   ...base,
@@ -88,6 +102,7 @@ export const AgentEvent = z.discriminatedUnion('type', [
   TextDeltaEvent,
   ToolCallStartEvent,
   ToolCallResultEvent,
+  ToolCallProgressEvent,
   StatusChangeEvent,
   ConfirmationRequiredEvent,
   ConfirmationDecidedEvent,

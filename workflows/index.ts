@@ -1,1 +1,2 @@
 export { agentSession } from './agent-session';
+export { maintenanceSweep } from './maintenance';

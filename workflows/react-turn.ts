@@ -22,6 +22,16 @@ const { callModel, getToolCatalog, executeTool } = proxyActivities<SessionActivi
   startToCloseTimeout: '1 minute',
 });
 
+/** What happened to one tool call, for the session's records. */
+export interface ToolCallOutcome {
+  toolCallId: string;
+  toolName: string;
+  status: 'ok' | 'failed' | 'declined' | 'rejected';
+  durationMs: number;
+  arguments: string;
+  result: string;
+}
+
 /** A decision on a risky call, once made. */
 export interface Decision {
   approved: boolean;
@@ -41,7 +51,9 @@ export interface TurnContext {
   messages: ChatMessage[];
   onStep(step: number): void;
   onModelCall(): void;
-  onToolCall(ok: boolean): void;
+  onToolCall(record: ToolCallOutcome): void;
+  /** Tool hashes as this session first saw them (name -> hash), updated on re-approval. */
+  toolHashes: Map<string, string>;
   /** Registers a pending confirmation and resolves with its decision. */
   awaitDecision(pending: PendingConfirmation): Promise<Decision>;
   setActivity(activity: 'thinking' | 'running_tools' | 'awaiting_confirmation'): void;
@@ -111,6 +123,7 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     [{ sessionId, namespace: options.namespace, allow: options.toolPolicy.allow }],
   );
   const tools = new Map(catalog.tools.map((t) => [t.name, t]));
+  for (const t of catalog.tools) if (!ctx.toolHashes.has(t.name)) ctx.toolHashes.set(t.name, t.hash);
   const offered = catalog.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
   const texts: string[] = [];
   let modelCalls = 0;
@@ -173,7 +186,14 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
   events.emit({ type: 'tool_call_start', turnId, step, toolCallId: call.id, toolName, arguments: plan.args });
   const started = nowMs();
   const finish = (ok: boolean, content: string, errorType?: string): ToolMessage => {
-    ctx.onToolCall(ok);
+    ctx.onToolCall({
+      toolCallId: call.id,
+      toolName,
+      status: ok ? 'ok' : errorType === FailureType.ToolDeclined ? 'declined' : plan.kind === 'reject' ? 'rejected' : 'failed',
+      durationMs: nowMs() - started,
+      arguments: preview(typeof plan.args === 'string' ? plan.args : JSON.stringify(plan.args ?? null), 300),
+      result: preview(content, 300),
+    });
     events.emit({
       type: 'tool_call_result',
       turnId,
@@ -190,7 +210,9 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
 
   if (plan.kind === 'reject') return finish(false, toolErrorContent(plan.errorType, plan.detail), plan.errorType);
 
-  if (plan.needsConfirmation) {
+  const seenHash = ctx.toolHashes.get(toolName);
+  const changed = ctx.options.toolPolicy.reapproveChangedTools && seenHash !== undefined && seenHash !== plan.spec.hash;
+  if (plan.needsConfirmation || changed) {
     const now = nowMs();
     const decision = await ctx.awaitDecision({
       toolCallId: call.id,
@@ -200,6 +222,9 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
       turnId,
       requestedAt: new Date(now).toISOString(),
       expiresAt: new Date(now + ctx.options.limits.confirmationTimeoutMs).toISOString(),
+      reason: changed
+        ? 'this tool\'s description or schema changed since this session first saw it'
+        : `${plan.spec.risk} tool${plan.spec.risk === 'destructive' ? '' : ' (session policy)'}`,
     });
     if (!decision.approved) {
       const why =
@@ -208,6 +233,7 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
           : `The user declined this action${decision.reason ? `: ${decision.reason}` : '.'}`;
       return finish(false, toolErrorContent(FailureType.ToolDeclined, why), FailureType.ToolDeclined);
     }
+    if (changed) ctx.toolHashes.set(toolName, plan.spec.hash);
     ctx.setActivity('running_tools');
   }
 

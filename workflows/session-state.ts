@@ -1,5 +1,7 @@
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import type { SendMessageResult, SessionCounters, SessionStatus, Turn, TurnResult } from './session-types';
+import type { ToolCallOutcome } from './react-turn';
+import type { ContextState } from './session-context';
+import type { SendMessageResult, SessionCounters, SessionStatus, TurnResult } from './session-types';
 
 /** A message accepted by `sendMessage` and waiting for its turn. */
 export interface QueuedMessage {
@@ -7,6 +9,10 @@ export interface QueuedMessage {
   text: string;
   clientMessageId?: string;
   receivedAt: string;
+}
+
+export interface ToolCallRecord extends ToolCallOutcome {
+  turnId: string;
 }
 
 /**
@@ -17,16 +23,23 @@ export interface CarriedState {
   status: SessionStatus;
   createdAt: string;
   version: number;
+  /** The archive version this chain of runs restored from; archive writes are conditional on it. */
+  baseVersion: number;
   turnSeq: number;
-  window: Turn[];
+  context: ContextState;
   counters: SessionCounters;
   queue: QueuedMessage[];
   /** clientMessageId -> the answer given the first time, newest last. */
   processed: Array<[string, SendMessageResult]>;
   recentResults: TurnResult[];
+  toolRecords: ToolCallRecord[];
+  toolHashes: Array<[string, string]>;
   stream?: WorkflowStreamState;
 }
 
-/** How many clientMessageIds and turn results are remembered for de-duplication and `waitForTurn`. */
+/** How many clientMessageIds, turn results and tool records are remembered. */
 export const DEDUPE_MEMORY = 200;
 export const RESULT_MEMORY = 50;
+export const TOOL_RECORD_MEMORY = 200;
+/** Events kept in the stream log across continue-as-new; older offsets can no longer be resumed. */
+export const STREAM_EVENTS_KEPT = 2_000;

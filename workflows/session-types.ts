@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ChatMessage } from './chat-message';
 import { RiskLevel } from './tool-spec';
+import type { KeyFact } from './key-facts';
+import type { SessionSummary } from './session-summary';
 
 /** Whose session this is. Every memory read and write is scoped by it. */
 export const UserNamespace = z.object({
@@ -17,6 +19,8 @@ export const ToolPolicy = z.object({
   confirmWrites: z.boolean().default(false),
   /** Extra tools that always need confirmation in this session. */
   confirmTools: z.array(z.string()).default([]),
+  /** Hold back a tool whose description or schema changed since this session first saw it, until approved again. */
+  reapproveChangedTools: z.boolean().default(true),
 });
 export type ToolPolicy = z.infer<typeof ToolPolicy>;
 
@@ -26,8 +30,16 @@ export const SessionLimits = z.object({
   confirmationTimeoutMs: z.number().int().positive().default(5 * 60_000),
   /** Idle time after which the session is archived and the workflow completes. */
   idleTimeoutMs: z.number().int().positive().default(30 * 60_000),
+  /** How long an archive is kept before the expiry schedule purges it. */
+  retentionMs: z.number().int().positive().default(30 * 24 * 3600_000),
   /** Continue as new once history passes this many events (or Temporal suggests it). */
   maxHistoryEvents: z.number().int().min(200).default(10_000),
+  /** Raw turns kept in the window. */
+  windowMaxTurns: z.number().int().min(1).max(200).default(20),
+  /** Token budget of the raw window, estimated from characters. */
+  windowMaxTokens: z.number().int().min(200).default(12_000),
+  /** Turns folded into the summary at a time. */
+  foldBatchTurns: z.number().int().min(1).max(50).default(5),
 });
 export type SessionLimits = z.infer<typeof SessionLimits>;
 
@@ -41,14 +53,9 @@ export const SessionOptions = z.object({
   channel: z.string().max(64).default('api'),
   metadata: z.record(z.string(), z.string()).default({}),
   systemPrompt: z.string().max(20_000).optional(),
-  model: z.object({ name: z.string().optional(), temperature: z.number().min(0).max(2).optional() }).default({}),
-  toolPolicy: ToolPolicy.default({ confirmWrites: false, confirmTools: [] }),
-  limits: SessionLimits.default({
-    maxSteps: 5,
-    confirmationTimeoutMs: 5 * 60_000,
-    idleTimeoutMs: 30 * 60_000,
-    maxHistoryEvents: 10_000,
-  }),
+  model: z.object({ name: z.string().optional(), temperature: z.number().min(0).max(2).optional() }).prefault({}),
+  toolPolicy: ToolPolicy.prefault({}),
+  limits: SessionLimits.prefault({}),
   busyPolicy: BusyPolicy.default('interrupt'),
 });
 export type SessionOptions = z.infer<typeof SessionOptions>;
@@ -95,6 +102,8 @@ export const PendingConfirmation = z.object({
   turnId: z.string(),
   requestedAt: z.string(),
   expiresAt: z.string(),
+  /** Why confirmation is needed: the tool's risk, the session policy, or a tool that changed. */
+  reason: z.string(),
 });
 export type PendingConfirmation = z.infer<typeof PendingConfirmation>;
 
@@ -126,6 +135,8 @@ export const SessionCounters = z.object({
   interrupts: z.number().int(),
   confirmationsRequested: z.number().int(),
   continuedAsNew: z.number().int(),
+  summariesFolded: z.number().int(),
+  summaryFailures: z.number().int(),
 });
 export type SessionCounters = z.infer<typeof SessionCounters>;
 
@@ -137,6 +148,8 @@ export const emptyCounters = (): SessionCounters => ({
   interrupts: 0,
   confirmationsRequested: 0,
   continuedAsNew: 0,
+  summariesFolded: 0,
+  summaryFailures: 0,
 });
 
 /** What the `getSession` query returns. */
@@ -154,6 +167,10 @@ export interface SessionView {
   queuedMessages: number;
   pendingConfirmations: PendingConfirmation[];
   window: Turn[];
+  /** Evicted turns whose fold into the summary is still pending (kept raw meanwhile). */
+  unfoldedTurns: number;
+  summary: SessionSummary;
+  keyFacts: KeyFact[];
   counters: SessionCounters;
   lastTurn: TurnResult | null;
 }

@@ -17,7 +17,7 @@ const drop = nativeRunnable(
   defineTool({ name: 'drop', description: 'Deletes everything.', parameters: z.object({}), risk: 'destructive', execute: async () => 'ok' }),
 );
 const tools = new Map([write, drop].map((t) => [t.spec.name, t.spec]));
-const policy: ToolPolicy = { confirmWrites: false, confirmTools: [] };
+const policy: ToolPolicy = { confirmWrites: false, confirmTools: [], reapproveChangedTools: true };
 const call = (name: string, args: string) => ({ id: 'c1', type: 'function' as const, function: { name, arguments: args } });
 
 describe('planToolCall', () => {

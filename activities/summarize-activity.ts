@@ -1,0 +1,88 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type OpenAI from 'openai';
+import { z } from 'zod';
+import { FailureType } from '../workflows/failure-types';
+import { SessionSummary, renderSummary } from '../workflows/session-summary';
+import type { Turn } from '../workflows/session-types';
+import { classifyModelError } from './model-activities';
+
+export interface SummarizeInput {
+  sessionId: string;
+  previous: SessionSummary;
+  evicted: Turn[];
+}
+
+/** Marks the summarization request; the scripted model matches on it in tests. */
+export const SUMMARIZER_MARKER = 'You maintain the structured summary of a conversation.';
+
+const SECTIONS = Object.entries(SessionSummary.shape)
+  .map(([key, schema]) => `- ${key}: ${schema.description ?? ''}`)
+  .join('\n');
+
+function transcript(turns: Turn[]): string {
+  return turns
+    .flatMap((t) =>
+      t.messages.map((m) => {
+        if (m.role === 'assistant' && m.tool_calls?.length) {
+          const calls = m.tool_calls.map((c) => `${c.function.name}(${c.function.arguments})`).join('; ');
+          return `[${t.turnId}] assistant: ${m.content ?? ''} [called: ${calls}]`;
+        }
+        return `[${t.turnId}] ${m.role}: ${m.content ?? ''}`;
+      }),
+    )
+    .join('\n');
+}
+
+/**
+ * Folds turns that left the window into the previous summary: the model sees
+ * the old summary and only the evicted turns, never the whole history, and
+ * returns the merged summary. Output that does not parse is a retryable
+ * failure: a malformed summary is never accepted.
+ */
+export function createSummarizeActivity(deps: { openai: OpenAI; model: string }) {
+  return {
+    async summarizeTurns(input: SummarizeInput): Promise<SessionSummary> {
+      const system = [
+        SUMMARIZER_MARKER,
+        'Merge the new turns into the previous summary and return the whole merged summary as one JSON object with exactly these keys:',
+        SECTIONS,
+        'Keep every item of the previous summary that is still true; update items the new turns change; remove pending items that were resolved.',
+        'Keep numbered options and candidate lists complete and in their original order. Keep ids, dates and deadlines verbatim.',
+        'Return JSON only.',
+      ].join('\n');
+      const user = `Previous summary (JSON):\n${JSON.stringify(input.previous)}\n\nPrevious summary as text:\n${renderSummary(input.previous) || '(empty)'}\n\nNew turns leaving the window:\n${transcript(input.evicted)}`;
+      let content: string | null | undefined;
+      try {
+        const res = await deps.openai.chat.completions.create(
+          {
+            model: deps.model,
+            messages: [
+              { role: 'system', content: system },
+              { role: 'user', content: user },
+            ],
+            response_format: { type: 'json_object' },
+            temperature: 0,
+          },
+          { headers: { 'x-session-id': input.sessionId }, maxRetries: 0 },
+        );
+        content = res.choices[0]?.message.content;
+      } catch (err) {
+        throw classifyModelError(err, deps.model);
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(content ?? '');
+      } catch {
+        throw ApplicationFailure.retryable(`The summary is not JSON: ${String(content).slice(0, 200)}`, FailureType.ModelOutputInvalid);
+      }
+      const parsed = SessionSummary.safeParse(json);
+      if (!parsed.success) {
+        throw ApplicationFailure.retryable(
+          `The summary does not match the schema: ${z.prettifyError(parsed.error).slice(0, 500)}`,
+          FailureType.ModelOutputInvalid,
+        );
+      }
+      return parsed.data;
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { Client, Connection, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
+
+export const maintenanceScheduleId = (taskQueue: string): string => `durable-agent-maintenance-${taskQueue}`;
+
+/**
+ * Creates the schedule that runs `maintenanceSweep` (archive expiry, memory
+ * expiry) unless it exists. Safe to call from every worker at start.
+ */
+export async function ensureMaintenanceSchedule(options: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  everyMs: number;
+}): Promise<string> {
+  const connection = await Connection.connect({ address: options.address });
+  try {
+    const client = new Client({ connection, namespace: options.namespace });
+    const scheduleId = maintenanceScheduleId(options.taskQueue);
+    try {
+      await client.schedule.create({
+        scheduleId,
+        spec: { intervals: [{ every: options.everyMs }] },
+        action: { type: 'startWorkflow', workflowType: 'maintenanceSweep', taskQueue: options.taskQueue, args: [], workflowId: `${scheduleId}-run` },
+        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
+      });
+    } catch (err) {
+      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    }
+    return scheduleId;
+  } finally {
+    await connection.close();
+  }
+}

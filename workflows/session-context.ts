@@ -1,0 +1,75 @@
+import type { ChatMessage } from './chat-message';
+import { planEviction, type WindowLimits } from './context-window';
+import { extractKeyFacts, mergeKeyFacts, type KeyFact } from './key-facts';
+import { assemblePrompt } from './prompt-assembly';
+import { emptySummary, type SessionSummary } from './session-summary';
+import type { Turn } from './session-types';
+
+/** The three context layers as carried across continue-as-new and archive. */
+export interface ContextState {
+  window: Turn[];
+  /** Evicted turns not yet folded into the summary: still sent raw, so nothing is dropped. */
+  unfolded: Turn[];
+  summary: SessionSummary;
+  keyFacts: KeyFact[];
+}
+
+export const emptyContext = (): ContextState => ({ window: [], unfolded: [], summary: emptySummary(), keyFacts: [] });
+
+/**
+ * Window, incremental summary and key facts for one session. Pure: the
+ * summarization itself is an activity the workflow runs with `pendingFold()`
+ * and reports back through `folded()` or `foldFailed()`.
+ */
+export class SessionContext {
+  constructor(private state: ContextState, private readonly limits: WindowLimits) {}
+
+  get window(): readonly Turn[] {
+    return this.state.window;
+  }
+  get summary(): SessionSummary {
+    return this.state.summary;
+  }
+  get keyFacts(): readonly KeyFact[] {
+    return this.state.keyFacts;
+  }
+  get unfolded(): readonly Turn[] {
+    return this.state.unfolded;
+  }
+
+  /** Adds a finished turn, pins its key facts and moves what overflows the window to the fold queue. */
+  addTurn(turn: Turn): void {
+    this.state.keyFacts = mergeKeyFacts(this.state.keyFacts, extractKeyFacts(turn.messages, turn.turnId, turn.endedAt));
+    const { keep, evict } = planEviction([...this.state.window, turn], this.limits);
+    this.state.window = keep;
+    this.state.unfolded = [...this.state.unfolded, ...evict];
+  }
+
+  /** Turns waiting to be folded into the summary, oldest first. */
+  pendingFold(): Turn[] {
+    return [...this.state.unfolded];
+  }
+
+  /** The fold of `turns` succeeded: they leave the prompt, the summary replaces the old one. */
+  folded(turns: readonly Turn[], summary: SessionSummary): void {
+    const done = new Set(turns.map((t) => t.turnId));
+    this.state.unfolded = this.state.unfolded.filter((t) => !done.has(t.turnId));
+    this.state.summary = summary;
+  }
+
+  prompt(systemPrompt: string, current: readonly ChatMessage[], recalled: { strong: string[]; weak: string[] } = { strong: [], weak: [] }): ChatMessage[] {
+    return assemblePrompt({
+      systemPrompt,
+      keyFacts: this.state.keyFacts,
+      summary: this.state.summary,
+      recalledMemories: recalled,
+      unfolded: this.state.unfolded,
+      window: this.state.window,
+      current,
+    });
+  }
+
+  toState(): ContextState {
+    return { ...this.state };
+  }
+}
