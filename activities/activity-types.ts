@@ -1,6 +1,9 @@
 import type { ChatMessage, ToolCall } from '../workflows/chat-message';
 import type { UserNamespace } from '../workflows/session-types';
 import type { ToolCatalog } from '../workflows/tool-spec';
+import type { SessionSummary } from '../workflows/session-summary';
+import type { Turn } from '../workflows/session-types';
+import type { ArchivedSession, SaveArchiveInput } from './session-archive';
 
 /** A tool as offered to the model (the OpenAI `function` shape). */
 export interface ModelToolDefinition {
@@ -55,4 +58,8 @@ export interface SessionActivities {
   callModel(input: CallModelInput): Promise<CallModelResult>;
   getToolCatalog(input: GetToolCatalogInput): Promise<ToolCatalog>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult>;
+  summarizeTurns(input: { sessionId: string; previous: SessionSummary; evicted: Turn[] }): Promise<SessionSummary>;
+  loadArchive(input: { sessionId: string }): Promise<ArchivedSession | null>;
+  saveArchive(input: SaveArchiveInput): Promise<{ version: number }>;
+  expireArchives(input: { now?: string }): Promise<{ expired: number }>;
 }

@@ -1,7 +1,10 @@
 import type { Db } from 'mongodb';
 import type OpenAI from 'openai';
 import type { SessionActivities } from './activity-types';
+import { createArchiveActivities } from './archive-activities';
 import { createModelActivities } from './model-activities';
+import { SessionArchiveRepository } from './session-archive';
+import { createSummarizeActivity } from './summarize-activity';
 import { createToolActivities, type ToolSource } from './tool-activities';
 import { calculateTool, currentTimeTool } from './tools/builtin-tools';
 import { meetingTools } from './tools/meeting-tools';
@@ -37,6 +40,8 @@ export function createActivities(deps: ActivityDeps): SessionActivities {
     deps.toolSource ?? staticToolSource([...builtinTools(deps.db), ...(deps.extraTools ?? [])], deps.limits.toolTimeoutMs);
   return {
     ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name }),
+    ...createSummarizeActivity({ openai: deps.openai, model: deps.model.name }),
+    ...createArchiveActivities(new SessionArchiveRepository(deps.db)),
     ...createToolActivities({
       tools,
       results: new ToolResultStore(deps.db),
