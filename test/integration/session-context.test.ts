@@ -1,0 +1,170 @@
+import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
+import { isSummaryRequest, scriptedSummary } from '../support/scripted-summarizer';
+import { SESSIONS_COLLECTION, SessionArchiveRepository } from '../../activities/session-archive';
+import { ensureMaintenanceSchedule } from '../../workers/maintenance-schedule';
+import { workflowIdFor } from '../../workflows/messages';
+import { SUMMARIZER_MARKER } from '../../activities/summarize-activity';
+import type { ChatRequest } from '../../scripted-model';
+import type { agentSession } from '../../workflows/agent-session';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await startTestEnv({ name: 'context' });
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+const systemOf = (req: ChatRequest) => String(req.messages[0]?.content ?? '');
+const contents = (req: ChatRequest) => req.messages.map((m) => String(m.content ?? ''));
+
+async function say(sessionId: string, options: Parameters<TestEnv['agent']['send']>[0], text: string) {
+  const { turnId } = await env.agent.send(options, { text });
+  return env.agent.waitForTurn(sessionId, turnId);
+}
+
+describe('context that does not forget', () => {
+  it('still knows the third option after the list has left the window', async () => {
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { limits: { windowMaxTurns: 2, foldBatchTurns: 1 } });
+    env.model.script(
+      [
+        { respond: { kind: 'text', text: 'Here are three hotels in Lyon:\n1. Hotel Azur\n2. Le Parc\n3. Maison Rouge' } },
+        { respond: { kind: 'text', text: 'Noted.' } },
+        { respond: { kind: 'text', text: 'Sunny, 21 degrees.' } },
+        { match: { systemIncludes: SUMMARIZER_MARKER }, respond: scriptedSummary },
+        {
+          match: { lastUserMessage: 'What was the third option you gave me?', where: (req) => systemOf(req).includes('3. Maison Rouge') },
+          respond: { kind: 'text', text: 'The third option was Maison Rouge.' },
+        },
+        { match: { systemIncludes: SUMMARIZER_MARKER }, respond: scriptedSummary },
+      ],
+      { lane: sessionId },
+    );
+    await say(sessionId, options, 'Suggest hotels in Lyon');
+    await say(sessionId, options, 'ok');
+    await say(sessionId, options, 'And the weather there?');
+    const answer = await say(sessionId, options, 'What was the third option you gave me?');
+    expect(answer.text).toBe('The third option was Maison Rouge.');
+    const last = env.model.requestsFor(sessionId).at(-1)!.body as ChatRequest;
+    // The list is no longer in the raw turns, only in the summary region.
+    expect(contents(last).slice(1).some((c) => c.includes('Maison Rouge'))).toBe(false);
+    expect(systemOf(last)).toMatch(/## Summary of the earlier conversation[\s\S]*1\. Hotel Azur\n {2}2\. Le Parc\n {2}3\. Maison Rouge/);
+    // Turn 4 pushes turn 2 out too; that fold runs after the turn completes.
+    const view = await eventually(async () => {
+      const v = await env.agent.getSession(sessionId);
+      return v.counters.summariesFolded === 2 ? v : null;
+    }, 'the second fold');
+    expect(view.window.map((t) => t.turnId)).toEqual(['turn-3', 'turn-4']);
+    env.model.assertDone(sessionId);
+  });
+
+  it('keeps raw turns when summarization fails, says so, and folds them at the next turn', async () => {
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { limits: { windowMaxTurns: 1, foldBatchTurns: 1 } });
+    env.model.script(
+      [
+        { respond: { kind: 'text', text: 'Option list: 1. red 2. blue' } },
+        { respond: { kind: 'text', text: 'second answer' } },
+        { times: 3, match: { systemIncludes: SUMMARIZER_MARKER }, respond: { kind: 'json', value: { userProfile: 'not a list' } } },
+        { match: { lastUserMessage: 'third' }, respond: { kind: 'text', text: 'third answer' } },
+        { match: { systemIncludes: SUMMARIZER_MARKER }, respond: scriptedSummary },
+      ],
+      { lane: sessionId },
+    );
+    await say(sessionId, options, 'first');
+    const second = await env.agent.send(options, { text: 'second' });
+    const events = await collectEvents(env.agent, sessionId, (e) => e.type === 'error' && e.errorType === 'SummaryFailed', { timeoutMs: 30_000 });
+    expect(events.at(-1)?.event).toMatchObject({ type: 'error', errorType: 'SummaryFailed' });
+    await env.agent.waitForTurn(sessionId, second.turnId);
+    const third = await say(sessionId, options, 'third');
+    expect(third.outcome).toBe('completed');
+    // The failed fold dropped nothing: turn 1 went to the model verbatim.
+    const thirdRequest = env.model.requestsFor(sessionId).find((r) => !isSummaryRequest(r.body as ChatRequest) && contents(r.body as ChatRequest).includes('third'))!;
+    expect(contents(thirdRequest.body as ChatRequest)).toEqual(expect.arrayContaining(['first', 'Option list: 1. red 2. blue', 'second']));
+    await eventually(async () => (await env.agent.getSession(sessionId)).unfoldedTurns === 0, 'the retried fold');
+    const view = await env.agent.getSession(sessionId);
+    expect(view.counters).toMatchObject({ summaryFailures: 1, summariesFolded: 1 });
+    env.model.assertDone(sessionId);
+  });
+
+  it('archives when idle and continues from the archive on the next message without a seam', async () => {
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { limits: { idleTimeoutMs: 1_500 } });
+    env.model.script(
+      [
+        { respond: { kind: 'text', text: 'Nice to meet you, Ana.' } },
+        {
+          match: {
+            lastUserMessage: 'When is my deadline?',
+            where: (req) => contents(req).includes('My name is Ana. The deadline is 2026-12-24.') && systemOf(req).includes('deadline: '),
+          },
+          respond: { kind: 'text', text: 'December 24th, 2026.' },
+        },
+      ],
+      { lane: sessionId },
+    );
+    await say(sessionId, options, 'My name is Ana. The deadline is 2026-12-24.');
+    const first = await env.client.workflow.getHandle<typeof agentSession>(workflowIdFor(sessionId)).result();
+    expect(first).toMatchObject({ status: 'archived', version: 1, turns: 1 });
+    const archive = await new SessionArchiveRepository(env.db).load(sessionId);
+    expect(archive).toMatchObject({ status: 'archived', version: 1, namespace: { tenant: 'acme', user: 'ana' } });
+    expect(archive!.window).toHaveLength(1);
+    expect(archive!.keyFacts.map((f) => f.subject)).toContain('deadline');
+
+    const sent = await env.agent.send(options, { text: 'When is my deadline?', expectedVersion: 1 });
+    expect(sent).toEqual({ turnId: 'turn-2', version: 2 });
+    expect(await env.agent.waitForTurn(sessionId, sent.turnId)).toMatchObject({ outcome: 'completed', text: 'December 24th, 2026.' });
+    const view = await env.agent.getSession(sessionId);
+    expect(view).toMatchObject({ status: 'active', version: 2 });
+    expect(view.window.map((t) => t.turnId)).toEqual(['turn-1', 'turn-2']);
+    env.model.assertDone(sessionId);
+  });
+
+  it('lets only one of two runs restored from the same archive write it back', async () => {
+    const repo = new SessionArchiveRepository(env.db);
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { limits: { idleTimeoutMs: 1_000 } });
+    env.model.script([{ respond: { kind: 'text', text: 'one' } }, { respond: { kind: 'text', text: 'two' } }], { lane: sessionId });
+    await say(sessionId, options, 'one');
+    await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+    const restoredFrom = (await repo.load(sessionId))!;
+
+    // Two writers that both restored version 1: the first wins, the second is refused.
+    await repo.save({ archive: { ...restoredFrom, version: 3 }, baseVersion: 1 });
+    await expect(repo.save({ archive: { ...restoredFrom, version: 2 }, baseVersion: 1 })).rejects.toMatchObject({ type: 'SessionVersionConflict' });
+    expect((await repo.load(sessionId))!.version).toBe(3);
+
+    // A session run that restored version 3 loses to a write that happened behind its back.
+    const sent = await env.agent.send({ ...options, limits: { idleTimeoutMs: 60_000 } }, { text: 'two' });
+    await env.agent.waitForTurn(sessionId, sent.turnId);
+    await env.db.collection<{ _id: string }>(SESSIONS_COLLECTION).updateOne({ _id: sessionId }, { $set: { version: 9 } });
+    await env.agent.end(sessionId);
+    const result = await env.client.workflow.getHandle<typeof agentSession>(workflowIdFor(sessionId)).result();
+    expect(result.archiveConflict).toMatch(/written by another run/);
+    expect((await repo.load(sessionId))!.version).toBe(9);
+  });
+
+  it('expires archives past their retention through the maintenance schedule', async () => {
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { limits: { retentionMs: 500 } });
+    env.model.script([{ respond: { kind: 'text', text: 'bye' } }], { lane: sessionId });
+    await say(sessionId, options, 'hello');
+    await env.agent.end(sessionId);
+    await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+    await new Promise((r) => setTimeout(r, 600));
+    const scheduleId = await ensureMaintenanceSchedule({ address: env.config.temporal.address, namespace: env.config.temporal.namespace, taskQueue: env.taskQueue, everyMs: 3_600_000 });
+    const schedule = env.client.schedule.getHandle(scheduleId);
+    try {
+      await schedule.trigger();
+      const expired = await eventually(async () => {
+        const doc = await new SessionArchiveRepository(env.db).load(sessionId);
+        return doc?.status === 'expired' ? doc : null;
+      }, 'the archive to expire');
+      expect(expired.window).toEqual([]);
+      expect(expired.keyFacts).toEqual([]);
+    } finally {
+      await schedule.delete();
+    }
+  });
+});
