@@ -34,7 +34,7 @@ import { SessionContext, emptyContext } from './session-context';
 import {
   DEDUPE_MEMORY,
   RESULT_MEMORY,
-  STREAM_EVENTS_KEPT,
+  STREAM_BYTES_KEPT,
   TOOL_RECORD_MEMORY,
   type CarriedState,
   type QueuedMessage,
@@ -390,12 +390,20 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     status = 'archived';
   };
 
-  const historyTooLong = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > limits.maxHistoryEvents;
+  // A run must stay under its history budget, so continue as new while one more turn still fits:
+  // the headroom is the largest turn seen so far, plus margin for the continue-as-new itself.
+  let largestTurnEvents = 0;
+  const historyTooLong = (): boolean => {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength + Math.ceil(largestTurnEvents * 1.5) + 20 > limits.maxHistoryEvents;
+  };
 
   const snapshot = (): CarriedState => {
     const state = events.stream.getState();
-    const end = state.base_offset + state.log.length;
-    if (end - state.base_offset > STREAM_EVENTS_KEPT) events.stream.truncate(end - STREAM_EVENTS_KEPT);
+    let bytes = 0;
+    let keepFrom = state.log.length;
+    while (keepFrom > 0 && bytes + (state.log[keepFrom - 1]?.data.length ?? 0) <= STREAM_BYTES_KEPT) bytes += state.log[--keepFrom]?.data.length ?? 0;
+    if (keepFrom > 0) events.stream.truncate(state.base_offset + keepFrom);
     return {
       status,
       createdAt,
@@ -423,8 +431,10 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     const woke = await condition(() => queue.length > 0 || endRequested, limits.idleTimeoutMs);
     const next = queue.shift();
     if (next) {
+      const before = workflowInfo().historyLength;
       await runTurn(next);
       await foldEvicted();
+      largestTurnEvents = Math.max(largestTurnEvents, workflowInfo().historyLength - before);
       if (historyTooLong() && queue.length === 0) {
         counters.continuedAsNew += 1;
         events.stream.detachPollers();

@@ -6,6 +6,7 @@ import {
   condition,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
 } from '@temporalio/workflow';
 import type { SessionActivities, CallModelResult } from '../activities/activity-types';
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from './chat-message';
@@ -18,8 +19,15 @@ import { nowMs } from './workflow-clock';
 import type { ToolSpec } from './tool-spec';
 
 // Every call passes its own options (timeouts, retries, a summary for the Web UI) through executeWithOptions.
-const { callModel, getToolCatalog, executeTool } = proxyActivities<SessionActivities>({
+const { callModel, executeTool } = proxyActivities<SessionActivities>({
   startToCloseTimeout: '1 minute',
+});
+
+// The catalog is read from the worker's memory: a local activity records it in history
+// (so replay is deterministic when servers add tools) without a round trip to the server.
+const { getToolCatalog } = proxyLocalActivities<SessionActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 5, initialInterval: '200 milliseconds' },
 });
 
 /** What happened to one tool call, for the session's records. */
@@ -114,14 +122,7 @@ export class ModelCallFailed extends Error {
  */
 export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
   const { options, turnId, sessionId } = ctx;
-  const catalog = await getToolCatalog.executeWithOptions(
-    {
-      startToCloseTimeout: '30 seconds',
-      retry: { maximumAttempts: 5, initialInterval: '200 milliseconds' },
-      summary: 'tool catalog',
-    },
-    [{ sessionId, namespace: options.namespace, allow: options.toolPolicy.allow }],
-  );
+  const catalog = await getToolCatalog({ sessionId, namespace: options.namespace, allow: options.toolPolicy.allow });
   const tools = new Map(catalog.tools.map((t) => [t.name, t]));
   for (const t of catalog.tools) if (!ctx.toolHashes.has(t.name)) ctx.toolHashes.set(t.name, t.hash);
   const offered = catalog.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));

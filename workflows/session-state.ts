@@ -41,5 +41,10 @@ export interface CarriedState {
 export const DEDUPE_MEMORY = 200;
 export const RESULT_MEMORY = 50;
 export const TOOL_RECORD_MEMORY = 200;
-/** Events kept in the stream log across continue-as-new; older offsets can no longer be resumed. */
-export const STREAM_EVENTS_KEPT = 2_000;
+/**
+ * Bytes of recent events (encoded) carried in the stream log across
+ * continue-as-new; older offsets can no longer be resumed. Bounded in bytes,
+ * not count, because the carried state is one payload and must stay far
+ * below Temporal's limits.
+ */
+export const STREAM_BYTES_KEPT = 64_000;

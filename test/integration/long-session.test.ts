@@ -1,0 +1,63 @@
+import { sessionOptions, startTestEnv, collectEvents, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
+import { isSummaryRequest, scriptedSummary } from '../support/scripted-summarizer';
+import { workflowIdFor } from '../../workflows/messages';
+import type { ChatRequest, StepResponse } from '../../scripted-model';
+
+const HISTORY_BUDGET = 600;
+const TURNS = 300;
+
+/** A model that answers every turn at once and summarizes when asked. */
+function answerEverything(req: ChatRequest): StepResponse {
+  if (isSummaryRequest(req)) return scriptedSummary(req);
+  const last = String(req.messages.at(-1)?.content ?? '');
+  return { kind: 'text', text: `ack: ${last}` };
+}
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await startTestEnv({ name: 'long', modelFallback: answerEverything });
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+describe('a 300-turn session', () => {
+  it('keeps every run under the history budget and loses nothing across continue-as-new', async () => {
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { limits: { maxHistoryEvents: HISTORY_BUDGET } });
+    for (let i = 1; i <= TURNS; i++) {
+      const text = i === 1 ? 'The launch deadline is 2027-01-15. Track it as OPS-77.' : `message ${i}`;
+      const sent = await env.agent.send(options, { text, clientMessageId: `m${i}` });
+      expect(sent.version).toBe(i);
+      const result = await env.agent.waitForTurn(sessionId, sent.turnId);
+      expect(result.outcome).toBe('completed');
+    }
+    const view = await env.agent.getSession(sessionId);
+    expect(view.version).toBe(TURNS);
+    expect(view.counters.turns).toBe(TURNS);
+    expect(view.counters.continuedAsNew).toBeGreaterThanOrEqual(3);
+    expect(view.window.length).toBeLessThanOrEqual(20);
+    // The pinned facts from turn 1 are still there at turn 300.
+    expect(view.keyFacts.map((f) => f.subject)).toEqual(expect.arrayContaining(['deadline', 'ticket ops']));
+    // The last model request still carries them.
+    const last = env.model.requests.filter((r) => !isSummaryRequest(r.body as ChatRequest)).at(-1)!.body as ChatRequest;
+    expect(String(last.messages[0]?.content)).toMatch(/deadline: The launch deadline is 2027-01-15/);
+    // clientMessageId de-duplication survived the continue-as-new boundaries.
+    const dup = await env.agent.send(options, { text: 'message 299', clientMessageId: 'm299' });
+    expect(dup.version).toBe(299);
+
+    // Every run of the chain stayed under the budget.
+    const runs: number[] = [];
+    for await (const wf of env.client.workflow.list({ query: `WorkflowId = '${workflowIdFor(sessionId)}'` })) {
+      runs.push(wf.historyLength);
+    }
+    expect(runs.length).toBe(view.counters.continuedAsNew + 1);
+    expect(Math.max(...runs)).toBeLessThanOrEqual(HISTORY_BUDGET);
+
+    // The event stream was carried across continue-as-new: offsets kept counting and the last turns are readable.
+    const offset = await env.client.workflow.getHandle(workflowIdFor(sessionId)).query<number>('__temporal_workflow_stream_offset');
+    expect(offset).toBeGreaterThan(TURNS * 3);
+    const events = await collectEvents(env.agent, sessionId, turnCompleted(`turn-${TURNS}`), { fromOffset: offset - 40 });
+    expect(events.at(-1)?.event).toMatchObject({ type: 'turn_completed', turnId: `turn-${TURNS}`, version: TURNS });
+  }, 300_000);
+});
