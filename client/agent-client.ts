@@ -225,7 +225,8 @@ export class AgentClient {
   async *events(sessionId: string, options: { fromOffset?: number } = {}): AsyncGenerator<SessionEvent> {
     const stream = WorkflowStreamClient.create(this.client, workflowIdFor(sessionId));
     const topic = stream.topic<unknown>(EVENTS_TOPIC);
-    for await (const item of topic.subscribe(options.fromOffset ?? 0, { pollCooldown: 0 })) {
+    // The default cooldown between polls batches events (~100 ms latency) and keeps each poll, an update in history, from costing one event per delta.
+    for await (const item of topic.subscribe(options.fromOffset ?? 0)) {
       const parsed = AgentEvent.safeParse(item.data);
       if (!parsed.success) {
         throw new AgentClientError(`Session ${sessionId} streamed an event that does not match AgentEvent at offset ${item.offset}: ${describe(parsed.error)}`);

@@ -448,6 +448,8 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   }
 
   closing = true;
+  // Event readers long-poll through updates; detach them, or waiting for handlers would wait for the next event forever.
+  events.stream.detachPollers();
   await condition(allHandlersFinished);
   const archivedAt = nowMs();
   const archive: ArchivedSession = {

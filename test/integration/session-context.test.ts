@@ -121,6 +121,20 @@ describe('context that does not forget', () => {
     env.model.assertDone(sessionId);
   });
 
+  it('ends and archives even while a client is reading its events', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'hi' } }], { lane: sessionId });
+    await say(sessionId, sessionOptions(sessionId), 'hello');
+    // A reader that waits for an event that never comes keeps a poll open in the workflow.
+    const reading = collectEvents(env.agent, sessionId, () => false, { timeoutMs: 20_000 }).catch((err: unknown) => err);
+    await new Promise((r) => setTimeout(r, 500));
+    await env.agent.end(sessionId);
+    const result = await env.client.workflow.getHandle<typeof agentSession>(workflowIdFor(sessionId)).result();
+    expect(result).toMatchObject({ status: 'archived', version: 1 });
+    // The reader ends when the session's run ends, not at its own timeout.
+    expect(await reading).toEqual(expect.any(Array));
+  });
+
   it('lets only one of two runs restored from the same archive write it back', async () => {
     const repo = new SessionArchiveRepository(env.db);
     const sessionId = uniqueId('s');
