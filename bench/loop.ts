@@ -1,0 +1,183 @@
+/**
+ * `npm run bench:loop`: what durability costs per ReAct step.
+ *
+ * The same scripted conversation runs side by side in one process: by a
+ * plain in-process loop (openai SDK + a direct function call) and by the
+ * session workflow (AgentClient -> Temporal -> worker activities). The model
+ * answers at once and the tool does nothing, so the difference per step is
+ * the runtime's own overhead. A bare Temporal workflow making the same
+ * activity round trips runs beside them, to show how much of that is
+ * Temporal itself on this machine. The last line printed is one JSON object.
+ *
+ *   npm run bench:loop -- [--turns 40] [--steps 5] [--warmup 5] [--turns-per-session 10]
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import OpenAI from 'openai';
+import type { ChatCompletionTool } from 'openai/resources/chat/completions';
+import { AgentClient } from '../client/agent-client';
+import { ensureStack } from '../scripts/stack';
+import type { ScriptedModelServer } from '../scripted-model';
+import { createAgentWorker, type AgentWorkerHandle } from '../workers/agent-worker';
+import { loadConfig } from '../workers/config';
+import { startBenchModel } from './support/bench-model';
+import { TemporalFloor } from './support/floor';
+import { addSessionHistory, emptyBreakdown } from './support/history-breakdown';
+import { noopTool } from './support/noop-tool';
+import { PlainLoop } from './support/plain-loop';
+import { printReport } from './support/report';
+import { SessionContender } from './support/session-contender';
+import { diffTotals, freePort, scrapeHistograms } from './support/worker-metrics';
+
+const TARGET_MS = 30;
+
+function options() {
+  const { values } = parseArgs({
+    options: {
+      turns: { type: 'string', default: '40' },
+      steps: { type: 'string', default: '5' },
+      warmup: { type: 'string', default: '5' },
+      'turns-per-session': { type: 'string', default: '10' },
+    },
+  });
+  const int = (name: string, value: string, min: number, max: number): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be an integer from ${min} to ${max}, got ${value}`);
+    return n;
+  };
+  return {
+    turns: int('turns', values.turns, 1, 10_000),
+    steps: int('steps', values.steps, 2, 50),
+    warmup: int('warmup', values.warmup, 1, 1_000),
+    turnsPerSession: int('turns-per-session', values['turns-per-session'], 1, 1_000),
+  };
+}
+
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+
+/** Everything the benchmark starts, stopped in reverse order. */
+interface Started {
+  model?: ScriptedModelServer;
+  worker?: AgentWorkerHandle;
+  agent?: AgentClient;
+  sessions?: SessionContender;
+  floor?: TemporalFloor;
+}
+
+async function main(started: Started): Promise<void> {
+  const opts = options();
+  const metricsPort = await freePort();
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${metricsPort}` } } },
+  });
+  const stack = await ensureStack({ log: (line) => log(`[stack] ${line}`) });
+  const id = randomUUID().slice(0, 8);
+  const model = await startBenchModel(opts.steps - 1);
+  started.model = model;
+  const config = loadConfig({
+    ...process.env,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_NAMESPACE: stack.temporalNamespace,
+    MONGODB_URI: stack.mongoUri,
+    TEMPORAL_TASK_QUEUE: `bench-loop-${id}`,
+    OPENAI_BASE_URL: model.baseUrl,
+    OPENAI_API_KEY: 'bench',
+    MODEL_NAME: 'bench',
+  });
+  const { address, namespace, taskQueue } = config.temporal;
+  log(`[bench] starting workers on ${address} (bundling workflow code takes a few seconds)`);
+  const worker = await createAgentWorker(config, { extraTools: [noopTool] });
+  started.worker = worker;
+  worker.run().catch((err: unknown) => log(`[bench] worker failed: ${String(err)}`));
+  const agent = await AgentClient.connect({ address, namespace, taskQueue });
+  started.agent = agent;
+  const floorQueue = `bench-floor-${id}`;
+  const floor = await TemporalFloor.start(agent.client, address, namespace, floorQueue);
+  started.floor = floor;
+  const sessions = new SessionContender(agent, `bench-${id}`, opts.steps, opts.turnsPerSession);
+  started.sessions = sessions;
+
+  // The workflow warms up first: its first model request tells the plain loop what to send.
+  log(`[bench] warming up: ${opts.warmup} turn(s) each`);
+  for (let i = 0; i < opts.warmup; i++) await sessions.turn(`warm-up ${i + 1}`);
+  const first = model.requestsFor(sessions.all[0] as string)[0]?.body as
+    | { messages: Array<{ role: string; content?: unknown }>; tools?: ChatCompletionTool[] }
+    | undefined;
+  const system = first?.messages.find((m) => m.role === 'system')?.content;
+  if (typeof system !== 'string' || !first?.tools) throw new Error('could not read the system prompt and tools the workflow sent');
+  const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'bench', maxRetries: 0 });
+  const plain = new PlainLoop(openai, `plain-${id}`, 'bench', system, first.tools, opts.steps);
+  for (let i = 0; i < opts.warmup; i++) {
+    await plain.turn(`warm-up ${i + 1}`);
+    await floor.turn(opts.steps);
+  }
+
+  // Measured turns, interleaved and rotating who goes first, so the machine's drift hits all alike.
+  sessions.newSession();
+  plain.reset();
+  const measured = sessions.all.length - 1;
+  const plainMs: number[] = [];
+  const workflowMs: number[] = [];
+  const floorMs: number[] = [];
+  const metricsBefore = await scrapeHistograms(metricsPort, workerMetricsOf(taskQueue, floorQueue));
+  log(`[bench] measuring ${opts.turns} turn(s) of ${opts.steps} steps each (${opts.steps - 1} tool steps + a final answer)`);
+  for (let i = 0; i < opts.turns; i++) {
+    if (i > 0 && i % opts.turnsPerSession === 0) plain.reset();
+    const text = `turn ${i + 1}`;
+    const runs = [
+      async () => {
+        const t0 = performance.now();
+        const result = await plain.turn(text);
+        plainMs.push(performance.now() - t0);
+        if (result.modelCalls !== opts.steps || result.toolCalls !== opts.steps - 1) {
+          throw new Error(`plain turn ${i + 1} did not run as scripted: ${JSON.stringify(result)}`);
+        }
+      },
+      async () => void workflowMs.push(await sessions.turn(text)),
+      async () => void floorMs.push(await floor.turn(opts.steps)),
+    ];
+    for (let j = 0; j < runs.length; j++) await (runs[(i + j) % runs.length] as () => Promise<void>)();
+  }
+  const workerMetrics = diffTotals(await scrapeHistograms(metricsPort, workerMetricsOf(taskQueue, floorQueue)), metricsBefore);
+  const breakdown = emptyBreakdown();
+  for (const sessionId of sessions.all.slice(measured)) await addSessionHistory(agent.client, sessionId, breakdown);
+
+  printReport(
+    { turns: opts.turns, stepsPerTurn: opts.steps, targetMs: TARGET_MS, plainMs, workflowMs, floorMs, breakdown, workerMetrics },
+    (line) => void process.stdout.write(`${line}\n`),
+  );
+}
+
+/** Worker histograms of the session worker and, for comparison, the floor's (one runtime: told apart by task queue). */
+function workerMetricsOf(taskQueue: string, floorQueue: string) {
+  const where = { task_queue: taskQueue };
+  return [
+    { name: 'temporal_workflow_task_execution_latency', where },
+    { name: 'temporal_workflow_task_schedule_to_start_latency', where },
+    { name: 'temporal_activity_execution_latency', by: 'activity_type', where },
+    { name: 'temporal_local_activity_execution_latency', by: 'activity_type', where },
+    { name: 'temporal_workflow_task_execution_latency', where: { task_queue: floorQueue }, prefix: 'floor: ' },
+    { name: 'temporal_workflow_task_schedule_to_start_latency', where: { task_queue: floorQueue }, prefix: 'floor: ' },
+  ];
+}
+
+async function shutdown(started: Started): Promise<void> {
+  await started.sessions?.endAll().catch((err: unknown) => log(`[bench] ending sessions failed: ${String(err)}`));
+  await started.floor?.stop();
+  await started.worker?.shutdown().catch((err: unknown) => log(`[bench] worker shutdown failed: ${String(err)}`));
+  await started.agent?.client.connection.close().catch(() => undefined);
+  await started.model?.close();
+}
+
+const started: Started = {};
+main(started)
+  .finally(() => shutdown(started))
+  .then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`bench:loop failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );

@@ -1,0 +1,83 @@
+import type { Breakdown } from './history-breakdown';
+import { median, percentile, round } from './stats';
+import type { HistogramTotals } from './worker-metrics';
+
+export interface BenchSamples {
+  turns: number;
+  stepsPerTurn: number;
+  targetMs: number;
+  /** Turn durations in ms, one per measured turn, same order for all three. */
+  plainMs: number[];
+  workflowMs: number[];
+  floorMs: number[];
+  breakdown: Breakdown;
+  workerMetrics: HistogramTotals;
+}
+
+const col = (n: number) => n.toFixed(2).padStart(10);
+
+/** Prints the table and the breakdowns, then the JSON line, which is always last. */
+export function printReport(s: BenchSamples, out: (line: string) => void): void {
+  const k = s.stepsPerTurn;
+  const steps = s.turns * k;
+  const perStepOf = (turns: number[]) => turns.map((ms) => ms / k);
+  const plainStep = perStepOf(s.plainMs);
+  const workflowStep = perStepOf(s.workflowMs);
+  const floorStep = perStepOf(s.floorMs);
+  // Paired by turn: each workflow turn against the plain turn run right beside it.
+  const overhead = workflowStep.map((ms, i) => ms - (plainStep[i] as number));
+  const aboveFloor = workflowStep.map((ms, i) => ms - (floorStep[i] as number));
+
+  out('');
+  out(`ReAct loop overhead: ${s.turns} turns x ${k} steps (${k - 1} no-op tool calls + a final answer), model answering instantly`);
+  out(`${''.padEnd(26)}${'step p50'.padStart(10)}${'step p95'.padStart(10)}${'turn p50'.padStart(10)}${'turn p95'.padStart(10)}  (ms)`);
+  const row = (name: string, step: number[], turn?: number[]) =>
+    out(`${name.padEnd(26)}${col(median(step))}${col(percentile(step, 95))}${turn ? col(median(turn)) + col(percentile(turn, 95)) : ''}`);
+  row('plain loop', plainStep, s.plainMs);
+  row('session workflow', workflowStep, s.workflowMs);
+  row('overhead (workflow-plain)', overhead);
+  row('bare Temporal floor', floorStep, s.floorMs);
+  row('workflow above the floor', aboveFloor);
+
+  const perStep = (total: number) => `${(total / steps).toFixed(2).padStart(8)} ms`;
+  out('');
+  out('where a workflow step goes, from the sessions\' histories (mean per step):');
+  for (const [type, total] of [...s.breakdown.activityRun].sort(([a], [b]) => a.localeCompare(b))) {
+    out(`  ${`activity ${type}`.padEnd(44)}${perStep(total)}`);
+  }
+  out(`  ${'activity dispatch (scheduled -> started)'.padEnd(44)}${perStep(s.breakdown.activityDispatch)}`);
+  out(`  ${'workflow task queue (scheduled -> started)'.padEnd(44)}${perStep(s.breakdown.workflowTaskQueue)}`);
+  out(
+    `  ${'workflow task run + record (started -> done)'.padEnd(44)}${perStep(s.breakdown.workflowTaskRun)}` +
+      `  (${(s.breakdown.workflowTasks / steps).toFixed(1)} workflow tasks, ${(s.breakdown.activities / steps).toFixed(1)} activities per step)`,
+  );
+  out('and from the workers\' own metrics (mean per step; "floor:" is the bare workflow\'s worker):');
+  for (const [key, total] of [...s.workerMetrics].sort(([a], [b]) => a.localeCompare(b))) {
+    if (total.count <= 0) continue;
+    const label = key.replace('temporal_', '').replace(/\{[a-z_]+=(.*)\}$/, ' $1');
+    out(`  ${label.padEnd(44)}${perStep(total.sum)}  (${(total.count / steps).toFixed(1)} per step)`);
+  }
+
+  const overheadMedian = median(overhead);
+  const ratio = median(workflowStep) / median(plainStep);
+  out('');
+  out(`ratio workflow/plain per step (medians): ${ratio.toFixed(1)}x`);
+  out(`target: median overhead <= ${s.targetMs} ms per step -> ${overheadMedian <= s.targetMs ? 'met' : 'NOT met'}`);
+  out(
+    JSON.stringify({
+      overhead_ms_median: round(overheadMedian),
+      overhead_ms_p95: round(percentile(overhead, 95)),
+      steps,
+      turns: s.turns,
+      steps_per_turn: k,
+      plain_step_ms_median: round(median(plainStep)),
+      workflow_step_ms_median: round(median(workflowStep)),
+      workflow_step_ms_p95: round(percentile(workflowStep, 95)),
+      floor_step_ms_median: round(median(floorStep)),
+      above_floor_ms_median: round(median(aboveFloor)),
+      ratio: round(ratio),
+      target_ms: s.targetMs,
+      target_met: overheadMedian <= s.targetMs,
+    }),
+  );
+}

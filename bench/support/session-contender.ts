@@ -1,0 +1,64 @@
+import type { AgentClient } from '../../client/agent-client';
+import { workflowIdFor } from '../../workflows/messages';
+import type { SessionOptionsInput } from '../../workflows/session-types';
+
+/** Drives session workflows one timed turn at a time, starting a new session every `turnsPerSession` turns. */
+export class SessionContender {
+  /** Every session started, in order. */
+  readonly all: string[] = [];
+  private turnsInSession = 0;
+
+  constructor(
+    private readonly agent: AgentClient,
+    private readonly prefix: string,
+    private readonly steps: number,
+    private readonly turnsPerSession: number,
+  ) {}
+
+  newSession(): void {
+    const previous = this.all.at(-1);
+    // No one reads the session's events, so it can archive itself at once.
+    if (previous) void this.agent.end(previous, 'benchmark moved on').catch(() => undefined);
+    this.all.push(`${this.prefix}-${this.all.length + 1}`);
+    this.turnsInSession = 0;
+  }
+
+  /** One turn, send to result, in ms; throws when it did not run as scripted. */
+  async turn(text: string): Promise<number> {
+    if (this.all.length === 0 || this.turnsInSession >= this.turnsPerSession) this.newSession();
+    const sessionId = this.all.at(-1) as string;
+    const options: SessionOptionsInput = {
+      sessionId,
+      namespace: { tenant: 'bench', user: 'loop' },
+      channel: 'bench',
+      limits: { maxSteps: this.steps },
+    };
+    const started = performance.now();
+    const { turnId } = await this.agent.send(options, { text });
+    const result = await this.agent.waitForTurn(sessionId, turnId);
+    const ms = performance.now() - started;
+    this.turnsInSession++;
+    if (result.outcome !== 'completed' || result.modelCalls !== this.steps || result.toolCalls !== this.steps - 1) {
+      throw new Error(`workflow turn ${sessionId}/${turnId} did not run as scripted: ${JSON.stringify(result)}`);
+    }
+    return ms;
+  }
+
+  /** Ends every session and waits for each to archive; one that does not is terminated, never left waiting on a dead queue. */
+  async endAll(): Promise<void> {
+    const last = this.all.at(-1);
+    if (last) await this.agent.end(last, 'benchmark done').catch(() => undefined);
+    await Promise.all(
+      this.all.map(async (sessionId) => {
+        const handle = this.agent.client.workflow.getHandle(workflowIdFor(sessionId));
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), 20_000);
+        });
+        const closed = await Promise.race([handle.result().then(() => true, () => true), timeout]);
+        clearTimeout(timer);
+        if (!closed) await handle.terminate('the benchmark is over and the session did not end').catch(() => undefined);
+      }),
+    );
+  }
+}

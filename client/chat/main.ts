@@ -1,0 +1,85 @@
+/**
+ * `npm run chat`: an interactive terminal chat with one session.
+ *
+ *   npm run chat -- [--session <id>] [--user <user>] [--tenant <tenant>]
+ *
+ * Connects to TEMPORAL_ADDRESS (default 127.0.0.1:7233), namespace
+ * TEMPORAL_NAMESPACE (default "default") and task queue TEMPORAL_TASK_QUEUE
+ * (default "durable-agent"). A worker must be running: `npm run worker`.
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { AgentClient } from '../agent-client';
+import { SessionOptions } from '../../workflows/session-types';
+import { ChatApp } from './chat-app';
+
+const USAGE = 'usage: npm run chat -- [--session <id>] [--user <user>] [--tenant <tenant>]';
+
+class UsageError extends Error {}
+
+function settings() {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        session: { type: 'string' },
+        user: { type: 'string' },
+        tenant: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const env = process.env;
+  const address = env.TEMPORAL_ADDRESS?.trim() || '127.0.0.1:7233';
+  if (!/^[^\s:]+:\d{1,5}$/.test(address)) throw new UsageError(`TEMPORAL_ADDRESS must be host:port, got "${address}"`);
+  const session = SessionOptions.safeParse({
+    sessionId: values.session ?? `chat-${randomUUID().slice(0, 8)}`,
+    namespace: { tenant: values.tenant ?? 'local', user: values.user ?? (env.USER || 'cli-user') },
+    channel: 'cli',
+  });
+  if (!session.success) {
+    throw new UsageError(session.error.issues.map((i) => `--${String(i.path.at(-1))}: ${i.message}`).join('; '));
+  }
+  // The dev server's UI sits beside it; elsewhere only TEMPORAL_UI_URL says where the UI is.
+  const local = /^(127\.0\.0\.1|localhost):7233$/.test(address);
+  return {
+    address,
+    namespace: env.TEMPORAL_NAMESPACE?.trim() || 'default',
+    taskQueue: env.TEMPORAL_TASK_QUEUE?.trim() || 'durable-agent',
+    uiUrl: env.TEMPORAL_UI_URL?.trim() || (local ? 'http://127.0.0.1:8233' : null),
+    session: { ...session.data, sessionId: session.data.sessionId },
+  };
+}
+
+async function main(): Promise<number> {
+  const config = settings();
+  let agent: AgentClient;
+  try {
+    agent = await AgentClient.connect({ address: config.address, namespace: config.namespace, taskQueue: config.taskQueue });
+  } catch (err) {
+    throw new Error(
+      `cannot reach Temporal at ${config.address} (${err instanceof Error ? err.message : String(err)}). ` +
+        'Start the local stack with `npm run stack:up`, or set TEMPORAL_ADDRESS.',
+    );
+  }
+  const app = new ChatApp({ agent, ...config });
+  const code = await app.run();
+  await agent.client.connection.close().catch(() => undefined);
+  return code;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`chat: ${message}\n${err instanceof UsageError ? `${USAGE}\n` : ''}`);
+    process.exit(err instanceof UsageError ? 2 : 1);
+  },
+);

@@ -1,0 +1,181 @@
+import type { AgentEvent } from '../../workflows/events';
+import type { TurnOutcome } from '../../workflows/session-types';
+import { paint, type Painter } from './terminal-style';
+
+export interface EventRendererOptions {
+  /** Where output goes; defaults to stdout. The chat wraps it to keep its prompt intact. */
+  write?: (text: string) => void;
+  /** ANSI colours; defaults to stdout being a TTY and NO_COLOR unset. */
+  color?: boolean;
+  /** Also print activity changes (thinking, running tools); lifecycle changes always print. */
+  verbose?: boolean;
+  /** Label in front of streamed answers. */
+  assistantLabel?: string;
+}
+
+const ARGS_MAX = 140;
+const PREVIEW_MAX = 160;
+
+/** Cuts a single-line rendering of `value` to `max` characters. */
+export function oneLine(value: unknown, max: number): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+const OUTCOME_LABEL: Record<TurnOutcome, string> = {
+  completed: 'completed',
+  interrupted: 'interrupted',
+  step_limit: 'stopped at the step limit',
+  failed: 'failed',
+};
+
+/**
+ * Renders a session's events for a terminal as they arrive: text deltas
+ * inline, tool calls as cards (numbered so parallel calls pair with their
+ * results), confirmations, and a footer per turn. It only prints: answering
+ * a confirmation is the caller's job.
+ */
+export class EventRenderer {
+  private readonly write: (text: string) => void;
+  private readonly style: Painter;
+  private readonly verbose: boolean;
+  private readonly assistantLabel: string;
+  /** True while the cursor sits after streamed text with no newline yet. */
+  private midLine = false;
+  /** `turnId/step/attempt` of the text being streamed, to know when a new answer starts. */
+  private textKey: string | null = null;
+  private readonly attempts = new Map<string, number>();
+  private readonly callNumbers = new Map<string, number>();
+  private callTurn: string | null = null;
+  private status: string | null = null;
+
+  constructor(options: EventRendererOptions = {}) {
+    this.write = options.write ?? ((text) => void process.stdout.write(text));
+    this.style = paint(options.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR));
+    this.verbose = options.verbose ?? false;
+    this.assistantLabel = options.assistantLabel ?? 'assistant';
+  }
+
+  /** Whether streamed text is waiting for its line to end. */
+  get inText(): boolean {
+    return this.midLine;
+  }
+
+  /** Tells the renderer the session's current status, so resuming does not announce it again. */
+  assumeStatus(status: string): void {
+    this.status = status;
+  }
+
+  /** Ends a line of streamed text, so the next output starts on its own line. */
+  breakLine(): void {
+    if (!this.midLine) return;
+    this.write('\n');
+    this.midLine = false;
+  }
+
+  /** Prints a line of the caller's own, keeping streamed text intact. */
+  line(text: string): void {
+    this.breakLine();
+    this.textKey = null;
+    this.write(`${text}\n`);
+  }
+
+  render(event: AgentEvent): void {
+    const s = this.style;
+    switch (event.type) {
+      case 'text_delta': {
+        const stepKey = `${event.turnId}/${event.step}`;
+        const previous = this.attempts.get(stepKey);
+        this.attempts.set(stepKey, event.attempt);
+        const key = `${stepKey}/${event.attempt}`;
+        if (this.textKey !== key) {
+          this.breakLine();
+          if (previous !== undefined && previous < event.attempt) {
+            this.write(s.dim(`  (the model call was retried, attempt ${event.attempt}: its answer starts again)\n`));
+          }
+          this.write(`${s.bold(s.cyan(`${this.assistantLabel} ›`))} `);
+          this.textKey = key;
+        }
+        this.write(event.delta);
+        this.midLine = !event.delta.endsWith('\n');
+        return;
+      }
+      case 'tool_call_start': {
+        const n = this.callNumber(event.turnId, event.toolCallId);
+        this.line(`  ${s.yellow(`┌ tool #${n}`)} ${s.bold(event.toolName)} ${s.dim(oneLine(event.arguments, ARGS_MAX))}`);
+        return;
+      }
+      case 'tool_call_result': {
+        const n = this.callNumber(event.turnId, event.toolCallId);
+        const mark = event.ok ? s.green('✓') : s.red(`✗ ${event.errorType ?? 'failed'}`);
+        const took = s.dim(`${Math.round(event.durationMs)} ms`);
+        this.line(`  ${s.yellow(`└ tool #${n}`)} ${mark} ${event.toolName} ${took} → ${oneLine(event.preview, PREVIEW_MAX)}`);
+        return;
+      }
+      case 'tool_call_progress': {
+        const n = this.callNumber(event.turnId, event.toolCallId);
+        const amount = event.total !== undefined ? `${event.progress}/${event.total}` : String(event.progress);
+        this.line(`  ${s.yellow(`│ tool #${n}`)} ${s.dim(`${event.toolName} ${amount}${event.message ? ` ${oneLine(event.message, ARGS_MAX)}` : ''}`)}`);
+        return;
+      }
+      case 'status_change': {
+        const lifecycle = event.status !== this.status;
+        this.status = event.status;
+        if (lifecycle) {
+          this.line(s.dim(`  · session ${event.status}${event.reason ? ` (${event.reason})` : ''}`));
+        } else if (this.verbose) {
+          this.line(s.dim(`  · ${event.activity.replace(/_/g, ' ')}${event.reason ? ` (${event.reason})` : ''}`));
+        }
+        return;
+      }
+      case 'confirmation_required': {
+        const c = event.confirmation;
+        const n = this.callNumber(c.turnId, c.toolCallId);
+        const until = c.expiresAt.slice(11, 19);
+        this.line(
+          `  ${s.magenta(`⚠ tool #${n} needs your confirmation:`)} ${s.bold(c.toolName)} ${oneLine(c.arguments, ARGS_MAX)} ` +
+            s.dim(`(${c.risk}; counts as denied if unanswered by ${until} UTC)`),
+        );
+        return;
+      }
+      case 'confirmation_decided': {
+        const verdict = event.approved ? s.green('approved') : s.red('denied');
+        const who = event.decidedBy === 'user' ? '' : s.dim(` (${event.decidedBy})`);
+        const why = event.reason ? s.dim(`: ${event.reason}`) : '';
+        this.line(`  ${s.magenta('⚑')} ${verdict}${who}${why}`);
+        return;
+      }
+      case 'turn_completed': {
+        if (event.outcome === 'interrupted') {
+          // Marks the partial answer itself, on the line where it stopped.
+          this.write(this.midLine ? ` ${s.red('⏹ [interrupted]')}` : `${s.red('⏹ [interrupted]')}`);
+          this.midLine = true;
+        }
+        this.line(s.dim(`  ── ${event.turnId} ${OUTCOME_LABEL[event.outcome]} · session version ${event.version}`));
+        this.callNumbers.clear();
+        return;
+      }
+      case 'error':
+        this.line(`  ${s.red(`✗ ${event.errorType}:`)} ${event.message}`);
+        return;
+      default: {
+        const unhandled: never = event;
+        throw new Error(`render-events: unhandled event ${JSON.stringify(unhandled)}`);
+      }
+    }
+  }
+
+  private callNumber(turnId: string, toolCallId: string): number {
+    if (this.callTurn !== turnId) {
+      this.callTurn = turnId;
+      this.callNumbers.clear();
+    }
+    let n = this.callNumbers.get(toolCallId);
+    if (n === undefined) {
+      n = this.callNumbers.size + 1;
+      this.callNumbers.set(toolCallId, n);
+    }
+    return n;
+  }
+}
