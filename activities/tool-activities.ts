@@ -52,6 +52,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
             signal: ctx.cancellationSignal,
             idempotencyKey: input.idempotencyKey,
             sessionId: input.sessionId,
+            turnId: input.turnId,
+            toolCallId: input.toolCallId,
             namespace: input.namespace,
             heartbeat: () => ctx.heartbeat(),
           }),

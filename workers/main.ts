@@ -11,7 +11,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  if (err instanceof ConfigError) {
+  // McpConfigError and tool-name collisions carry the same type: a person must fix the configuration.
+  if (err instanceof ConfigError || (err as { type?: unknown } | null)?.type === 'ConfigInvalid') {
     console.error(err.message);
     process.exit(78);
   }

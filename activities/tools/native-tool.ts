@@ -9,6 +9,9 @@ export interface ToolRunContext {
   /** `<sessionId>:<turnId>:<toolCallId>`: use it to make side effects happen once. */
   idempotencyKey: string;
   sessionId: string;
+  /** The turn and the model's tool call this run belongs to (absent outside a session, e.g. in unit tests). */
+  turnId?: string;
+  toolCallId?: string;
   namespace: UserNamespace;
   /** Keeps the activity alive during long work; cheap to call often. */
   heartbeat(): void;

@@ -1,0 +1,331 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { hashOf } from '../tools/tool-registry';
+import type { McpServerConfig } from './mcp-config';
+import { McpUnavailableError, isConnectionFailure, isSessionNotFound } from './mcp-failure-kinds';
+import { listAllTools } from './mcp-list-tools';
+import { errorText, serverLogger, type McpLogger } from './mcp-log';
+import { backoffDelay, waitFor, withTimeout } from './mcp-timing';
+import { createTransport, type McpTransportHandle } from './mcp-transport';
+
+export type McpConnectionStatus = 'connecting' | 'ready' | 'reconnecting' | 'closed';
+
+export interface McpConnectionOptions {
+  /** Bound on spawn/connect + initialize handshake + first tool listing. */
+  connectTimeoutMs: number;
+  /** How often the tool list is fetched again besides `notifications/tools/list_changed`. */
+  refreshIntervalMs: number;
+  reconnect?: { initialDelayMs: number; maxDelayMs: number };
+  logger: McpLogger;
+  onToolsChanged?: (connection: McpConnection) => void;
+}
+
+export interface McpCallOptions {
+  /** Aborting sends `notifications/cancelled` to the server. */
+  signal: AbortSignal;
+  /** Total budget for the call, waiting for a reconnect included. */
+  timeoutMs: number;
+  onprogress?: (progress: Progress) => void;
+}
+
+const CLIENT_INFO = { name: 'durable-agent', version: '0.1.0' };
+
+async function closeQuietly(client: Client): Promise<void> {
+  await client.close().catch(() => undefined);
+}
+
+/**
+ * One MCP server: one long-lived connection shared by every session of the
+ * worker. Connects with a timeout, keeps the tool list fresh
+ * (`list_changed` and an interval), reconnects with backoff for as long as
+ * the worker runs, and re-initializes an HTTP session the server forgot.
+ */
+export class McpConnection {
+  private client: Client | null = null;
+  private handle: McpTransportHandle | null = null;
+  private state: McpConnectionStatus = 'connecting';
+  private toolList: Tool[] = [];
+  private toolsHash = '';
+  private lastErrorText: string | undefined;
+  private attempt = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private connecting: Promise<void> | null = null;
+  private refreshing: Promise<void> | null = null;
+  private refreshAgain = false;
+  private probing: Promise<void> | null = null;
+  private readonly waiters = new Set<() => void>();
+  private readonly log: McpLogger;
+  /** How many times a connection was established (1 after a clean start). */
+  connectCount = 0;
+
+  constructor(readonly server: McpServerConfig, private readonly options: McpConnectionOptions) {
+    this.log = serverLogger(options.logger, server.name, server.secrets);
+  }
+
+  get name(): string {
+    return this.server.name;
+  }
+  get status(): McpConnectionStatus {
+    return this.state;
+  }
+  /** The last tool list the server gave; kept while it is down so its tools fail clearly instead of vanishing. */
+  get tools(): readonly Tool[] {
+    return this.toolList;
+  }
+  get lastError(): string | undefined {
+    return this.lastErrorText;
+  }
+  /** The server process, for stdio servers. */
+  get pid(): number | null {
+    return this.handle?.pid() ?? null;
+  }
+
+  /** First connection attempt. Never throws: a server that is down is retried in the background. */
+  async start(): Promise<boolean> {
+    try {
+      await this.connect();
+      this.log.info(`connected (${this.handle?.kind}), ${this.toolList.length} tools`);
+      return true;
+    } catch (err) {
+      this.log.warn(`could not connect: ${errorText(err)}; retrying in the background`);
+      this.disconnected(`could not connect: ${errorText(err)}`);
+      return false;
+    }
+  }
+
+  /** Calls a tool, waiting briefly for a reconnect, and re-initializing once if the HTTP session is gone. */
+  async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<CallToolResult> {
+    const started = Date.now();
+    const remaining = () => Math.max(1, options.timeoutMs - (Date.now() - started));
+    let client = await this.readyClient(Math.min(this.options.connectTimeoutMs, options.timeoutMs / 2), options.signal);
+    const call = (c: Client) =>
+      c.callTool({ name, arguments: args }, undefined, { signal: options.signal, timeout: remaining(), onprogress: options.onprogress }) as Promise<CallToolResult>;
+    try {
+      return await call(client);
+    } catch (err) {
+      if (options.signal.aborted) throw err;
+      if (isSessionNotFound(err)) {
+        await this.reinitialize(client, 'the server no longer knows our HTTP session (404)');
+        client = await this.readyClient(remaining(), options.signal);
+        return await call(client);
+      }
+      if (isConnectionFailure(err)) this.suspect(client, err);
+      throw err;
+    }
+  }
+
+  /**
+   * Fetches the tool list now (also done on `list_changed` and on the interval).
+   * A request during a fetch runs one more fetch after it: the running one may
+   * have been answered before the change it is asked about.
+   */
+  async refreshTools(reason = 'requested'): Promise<void> {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.refreshAgain = false;
+        await this.doRefresh(reason);
+      } while (this.refreshAgain);
+    })().finally(() => {
+      this.refreshing = null;
+    });
+    return this.refreshing;
+  }
+
+  async close(): Promise<void> {
+    this.state = 'closed';
+    clearTimeout(this.reconnectTimer);
+    clearInterval(this.refreshTimer);
+    for (const wake of this.waiters) wake();
+    const client = this.client;
+    this.client = null;
+    if (!client) return;
+    const transport = this.handle?.transport;
+    if (this.handle?.kind === 'http' && transport && 'terminateSession' in transport) {
+      // Polite: tell the server it can drop our session. Bounded, because it may be gone already.
+      await withTimeout((transport as { terminateSession(): Promise<void> }).terminateSession(), 1_000, 'terminate').catch(() => undefined);
+    }
+    await closeQuietly(client);
+  }
+
+  /** A method, not an inline comparison: the state changes across awaits, which narrowing does not see. */
+  private isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  private connect(): Promise<void> {
+    this.connecting ??= this.connectOnce().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async connectOnce(): Promise<void> {
+    const timeout = this.options.connectTimeoutMs;
+    const handle = createTransport(this.server, this.log);
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      if (this.client === client) void this.refreshTools('list_changed');
+    });
+    client.onclose = () => this.onClosed(client);
+    client.onerror = (err) => this.onError(client, err);
+    let tools: Tool[];
+    try {
+      tools = await withTimeout(
+        client.connect(handle.transport, { timeout }).then(() => listAllTools(client, timeout)),
+        timeout,
+        `connect and handshake did not finish within ${timeout} ms`,
+        () => void closeQuietly(client),
+      );
+    } catch (err) {
+      await closeQuietly(client);
+      const tail = handle.stderrTail();
+      throw new Error(`${errorText(err)}${tail ? `; server stderr: ${tail.slice(-500)}` : ''}`);
+    }
+    if (this.isClosed()) {
+      await closeQuietly(client);
+      throw new McpUnavailableError(this.name, 'the connection pool is closed');
+    }
+    this.client = client;
+    this.handle = handle;
+    this.state = 'ready';
+    this.attempt = 0;
+    this.lastErrorText = undefined;
+    this.connectCount += 1;
+    this.setTools(tools);
+    clearInterval(this.refreshTimer);
+    this.refreshTimer = setInterval(() => void this.refreshTools('interval'), this.options.refreshIntervalMs);
+    this.refreshTimer.unref();
+    for (const wake of this.waiters) wake();
+  }
+
+  private async readyClient(waitMs: number, signal: AbortSignal): Promise<Client> {
+    if (this.state !== 'ready' || !this.client) {
+      await waitFor(
+        (wake) => {
+          this.waiters.add(wake);
+          return () => this.waiters.delete(wake);
+        },
+        waitMs,
+        signal,
+      );
+    }
+    signal.throwIfAborted();
+    if (this.state === 'closed') throw new McpUnavailableError(this.name, 'the worker is shutting down');
+    if (this.state !== 'ready' || !this.client) {
+      throw new McpUnavailableError(this.name, `${this.lastErrorText ?? 'not connected'}; reconnecting in the background`);
+    }
+    return this.client;
+  }
+
+  private async doRefresh(reason: string): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    try {
+      const tools = await listAllTools(client, this.options.connectTimeoutMs);
+      if (this.client === client) this.setTools(tools);
+    } catch (err) {
+      this.log.warn(`could not refresh the tool list (${reason}): ${errorText(err)}`);
+      if (isSessionNotFound(err)) await this.reinitialize(client, 'the server no longer knows our HTTP session (404)');
+      else if (isConnectionFailure(err)) this.suspect(client, err);
+    }
+  }
+
+  private setTools(tools: Tool[]): void {
+    const hash = hashOf(tools);
+    if (hash === this.toolsHash) return;
+    const first = this.toolsHash === '';
+    this.toolList = tools;
+    this.toolsHash = hash;
+    if (!first) this.log.info(`tool list changed: ${tools.map((t) => t.name).join(', ')}`);
+    this.options.onToolsChanged?.(this);
+  }
+
+  private onClosed(client: Client): void {
+    if (this.client !== client) return;
+    this.client = null;
+    const tail = this.handle?.stderrTail();
+    const why = this.handle?.kind === 'stdio' ? 'the server process exited' : 'the connection closed';
+    this.disconnected(`${why}${tail ? ` (stderr: ${tail.slice(-300)})` : ''}`);
+  }
+
+  private onError(client: Client, err: Error): void {
+    if (this.client !== client) return;
+    this.log.debug(`transport error: ${errorText(err)}`);
+    // HTTP has no process to watch: a broken notification stream is a hint, confirmed by a ping.
+    if (this.handle?.kind === 'http') this.suspect(client, err);
+  }
+
+  /** Pings the server after a suspicious error: a forgotten session is re-initialized, silence means reconnect. */
+  private suspect(client: Client, cause: unknown): void {
+    if (this.client !== client || this.probing) return;
+    this.probing = (async () => {
+      try {
+        await client.ping({ timeout: this.options.connectTimeoutMs });
+      } catch (err) {
+        if (this.client !== client) return;
+        if (isSessionNotFound(err)) {
+          await this.reinitialize(client, 'the server no longer knows our HTTP session (404)');
+        } else {
+          this.client = null;
+          void closeQuietly(client);
+          this.disconnected(`${errorText(err)} (after ${errorText(cause)})`);
+        }
+      }
+    })().finally(() => {
+      this.probing = null;
+    });
+  }
+
+  private async reinitialize(stale: Client, reason: string): Promise<void> {
+    if (this.client === stale) {
+      this.client = null;
+      this.state = 'reconnecting';
+      this.lastErrorText = reason;
+      clearInterval(this.refreshTimer);
+      void closeQuietly(stale);
+      this.log.info(`${reason}; initializing a new session`);
+      try {
+        await this.connect();
+      } catch (err) {
+        this.disconnected(`re-initialization failed: ${errorText(err)}`);
+      }
+      return;
+    }
+    if (this.connecting) await this.connecting.catch(() => undefined);
+  }
+
+  private disconnected(reason: string): void {
+    if (this.state === 'closed') return;
+    if (this.state === 'ready') this.log.warn(`disconnected: ${reason}; reconnecting with backoff`);
+    this.state = 'reconnecting';
+    this.lastErrorText = reason;
+    clearInterval(this.refreshTimer);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.state === 'closed' || this.reconnectTimer !== undefined) return;
+    const { initialDelayMs, maxDelayMs } = this.options.reconnect ?? { initialDelayMs: 250, maxDelayMs: 30_000 };
+    const delay = backoffDelay(this.attempt++, initialDelayMs, maxDelayMs);
+    this.reconnectTimer = setTimeout(async () => {
+      this.reconnectTimer = undefined;
+      if (this.state === 'closed' || this.state === 'ready') return;
+      const attempts = this.attempt;
+      try {
+        await this.connect();
+        this.log.info(`reconnected after ${attempts} attempt(s), ${this.toolList.length} tools`);
+      } catch (err) {
+        if (this.isClosed()) return;
+        this.lastErrorText = errorText(err);
+        this.log.warn(`reconnect attempt ${this.attempt} failed: ${this.lastErrorText}`);
+        this.scheduleReconnect();
+      }
+    }, delay);
+    this.reconnectTimer.unref();
+  }
+}

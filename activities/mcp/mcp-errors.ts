@@ -1,0 +1,87 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../../workflows/failure-types';
+import { McpUnavailableError } from './mcp-failure-kinds';
+import { errorText, redact } from './mcp-log';
+
+/** What the failing call was, for messages a person (and the model) can act on. */
+export interface McpCallSite {
+  toolName: string;
+  server: string;
+  timeoutMs: number;
+  secrets: readonly string[];
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+function failure(site: McpCallSite, type: FailureType, retryable: boolean, what: string, next: string): ApplicationFailure {
+  const message = redact(`${site.toolName}: ${what} Next step: ${next}`, site.secrets);
+  return retryable ? ApplicationFailure.retryable(message, type) : ApplicationFailure.nonRetryable(message, type);
+}
+
+/** The tool ran and said it failed (`isError: true`). */
+export function toolReportedError(site: McpCallSite, text: string): ApplicationFailure {
+  return failure(
+    site,
+    FailureType.ToolFailed,
+    false,
+    `the tool reported an error: ${text.trim() || '(no details)'}.`,
+    'read the error; if it names a wrong or missing argument, fix it and call the tool once more, otherwise explain the problem to the user.',
+  );
+}
+
+/** Maps an error from the MCP client (or our connection) to a typed failure with a next step. */
+export function mcpCallFailure(err: unknown, site: McpCallSite): ApplicationFailure {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof McpUnavailableError) {
+    return failure(
+      site,
+      FailureType.ToolFailed,
+      false,
+      `${err.message}.`,
+      `tell the user that the "${site.server}" service is unreachable right now and offer to try again later; do not call its tools again in this turn.`,
+    );
+  }
+  if (err instanceof McpError) {
+    const detail = err.message.replace(/^MCP error -?\d+: /, '');
+    switch (err.code) {
+      case ErrorCode.RequestTimeout:
+        return failure(
+          site,
+          FailureType.ToolTimeout,
+          false,
+          `MCP server "${site.server}" did not answer within ${seconds(site.timeoutMs)}, so the request was cancelled.`,
+          'do not call it again right away; tell the user the service is slow and offer to retry later or with a smaller request.',
+        );
+      case ErrorCode.InvalidParams:
+        return failure(site, FailureType.ToolInputInvalid, false, `the server rejected the arguments: ${detail}.`, 'fix the arguments to match the tool schema and call it again.');
+      case ErrorCode.ConnectionClosed:
+        return failure(
+          site,
+          FailureType.ToolFailed,
+          true,
+          `the connection to MCP server "${site.server}" was lost during the call; it is being re-established.`,
+          'the call may or may not have taken effect; check before repeating anything that changes data, or tell the user.',
+        );
+      default:
+        return failure(site, FailureType.ToolFailed, false, `MCP server "${site.server}" answered with a protocol error (${err.code}): ${detail}.`, 'explain the failure to the user; do not retry the same call.');
+    }
+  }
+  if (err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403)) {
+    return failure(
+      site,
+      FailureType.ToolPermissionDenied,
+      false,
+      `MCP server "${site.server}" refused our credentials (HTTP ${err.code}).`,
+      'do not retry; tell the user the service rejected the credentials and an administrator should check its configuration.',
+    );
+  }
+  return failure(
+    site,
+    FailureType.ToolFailed,
+    true,
+    `calling MCP server "${site.server}" failed: ${errorText(err)}.`,
+    'retry at most once if this looks transient; otherwise tell the user the service failed.',
+  );
+}

@@ -1,0 +1,102 @@
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { checkJsonSchema } from '../../workflows/json-schema-check';
+import type { RiskLevel, ToolSpec } from '../../workflows/tool-spec';
+import { hashOf, type RunnableTool } from '../tools/tool-registry';
+import type { McpServerConfig } from './mcp-config';
+import type { McpCallOptions } from './mcp-connection';
+import { mcpCallFailure, toolReportedError, type McpCallSite } from './mcp-errors';
+import { redact } from './mcp-log';
+import { progressReporter } from './mcp-progress';
+import { resultToText } from './mcp-result';
+import { mcpToolName } from './mcp-tool-name';
+
+/** What an MCP tool is called through: the server's shared connection. */
+export interface McpCallTarget {
+  callTool(name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<CallToolResult>;
+}
+
+export interface McpToolBinding {
+  server: McpServerConfig;
+  tool: Tool;
+  target: McpCallTarget;
+  /** Used when neither the tool override nor the server sets a timeout. */
+  defaultTimeoutMs: number;
+}
+
+/**
+ * Risk from the tool's annotations. Following the MCP spec's defaults, a tool
+ * that does not say it is read-only is assumed destructive unless it says
+ * `destructiveHint: false`, so an unannotated tool needs confirmation.
+ */
+export function riskFromAnnotations(annotations: ToolAnnotations | undefined): RiskLevel {
+  if (annotations?.readOnlyHint === true) return 'read';
+  return annotations?.destructiveHint === false ? 'write' : 'destructive';
+}
+
+/** Read-only tools are idempotent by nature and may retry; others only when they say they are idempotent; destructive ones never. */
+export function maxAttemptsFor(risk: RiskLevel, annotations: ToolAnnotations | undefined): number {
+  if (risk === 'destructive') return 1;
+  return (annotations?.idempotentHint ?? risk === 'read') ? 3 : 1;
+}
+
+/** The JSON schema the model sees: the server's input schema without `$schema`, always an object. */
+function modelParameters(inputSchema: Tool['inputSchema']): Record<string, unknown> {
+  const schema = structuredClone(inputSchema) as Record<string, unknown>;
+  delete schema.$schema;
+  schema.type = 'object';
+  schema.properties ??= {};
+  return schema;
+}
+
+/** Our own request timeout fires just before the activity's, so the model gets our message, and the server a cancel. */
+function requestTimeout(timeoutMs: number): number {
+  return Math.max(100, timeoutMs - Math.min(500, Math.round(timeoutMs * 0.1)));
+}
+
+/** An MCP tool as a runnable tool: spec from the server's listing and the config, calls through the shared connection. */
+export function mcpRunnable({ server, tool, target, defaultTimeoutMs }: McpToolBinding): RunnableTool {
+  const override = server.toolOverrides[tool.name] ?? {};
+  const parameters = modelParameters(tool.inputSchema);
+  const risk = override.risk ?? riskFromAnnotations(tool.annotations);
+  const description = override.description ?? tool.description ?? tool.annotations?.title ?? tool.title ?? `Tool "${tool.name}" of the ${server.name} service.`;
+  const spec: ToolSpec = {
+    name: mcpToolName(server.name, tool.name),
+    description,
+    parameters,
+    risk,
+    requiresConfirmation: false,
+    timeoutMs: override.timeoutMs ?? server.timeoutMs ?? defaultTimeoutMs,
+    maxAttempts: maxAttemptsFor(risk, tool.annotations),
+    source: 'mcp',
+    // Covers what the server says about the tool, so a tool changed after approval is noticed.
+    hash: hashOf({ d: description, s: tool.description ?? null, p: tool.inputSchema }),
+  };
+  const site: McpCallSite = { toolName: spec.name, server: server.name, timeoutMs: spec.timeoutMs, secrets: server.secrets };
+  const clean = (text: string) => redact(text, server.secrets);
+  return {
+    spec,
+    async run(args, ctx) {
+      const progress = progressReporter(ctx, spec.name, clean);
+      try {
+        const result = await target.callTool(tool.name, args, {
+          signal: ctx.signal,
+          timeoutMs: requestTimeout(spec.timeoutMs),
+          onprogress: (p) => progress.onprogress(p),
+        });
+        const text = clean(resultToText(result));
+        if (result.isError) throw toolReportedError(site, text);
+        return text;
+      } catch (err) {
+        throw mcpCallFailure(err, site);
+      } finally {
+        await progress.close();
+      }
+    },
+    parse(args) {
+      if (typeof args !== 'object' || args === null || Array.isArray(args)) return { ok: false, message: 'the arguments must be a JSON object' };
+      const issues = checkJsonSchema(args, parameters);
+      if (issues.length === 0) return { ok: true, value: args as Record<string, unknown> };
+      return { ok: false, message: issues.map((i) => `${i.path} ${i.message}`).join('; ') };
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolSource } from '../tool-activities';
+import { ToolCatalogError, buildCatalog, type RunnableTool } from '../tools/tool-registry';
+import type { McpServerConfig } from './mcp-config';
+import type { McpConnectionPool } from './mcp-connection-pool';
+import { consoleMcpLogger, type McpLogger } from './mcp-log';
+import { mcpRunnable } from './mcp-tool-adapter';
+
+export interface McpToolSourceOptions {
+  /** Native tools, already runnable (`local_<name>`). */
+  native: RunnableTool[];
+  pool: McpConnectionPool;
+  /** Per-call timeout for MCP tools with none configured. */
+  defaultTimeoutMs: number;
+  logger?: McpLogger;
+}
+
+/** The server's tools after its allow and deny lists. */
+export function selectTools(server: McpServerConfig, tools: readonly Tool[]): Tool[] {
+  return tools.filter((t) => (server.allowTools === undefined || server.allowTools.includes(t.name)) && !server.denyTools.includes(t.name));
+}
+
+interface Candidate {
+  owner: string;
+  tool: RunnableTool;
+}
+
+/**
+ * Native tools plus every MCP server's current tools, as one catalog. Rebuilt
+ * only when a server's tool list changed. A name defined twice is an error
+ * naming both owners: at worker start it fails the start; when a server adds
+ * a clashing tool later, that tool is left out and the clash logged, so one
+ * server cannot take the agent down.
+ */
+export class McpToolSource implements ToolSource {
+  private built: ReturnType<ToolSource['current']> | null = null;
+  private builtAt = -1;
+  private readonly reported = new Set<string>();
+  private readonly logger: McpLogger;
+
+  constructor(private readonly options: McpToolSourceOptions) {
+    this.logger = options.logger ?? consoleMcpLogger;
+  }
+
+  current(): ReturnType<ToolSource['current']> {
+    const version = this.options.pool.version;
+    if (this.built && this.builtAt === version) return this.built;
+    const { kept, collisions } = this.collect();
+    for (const message of collisions) {
+      if (this.reported.has(message)) continue;
+      this.reported.add(message);
+      this.logger.error(`${message}; the second one is left out of the catalog`);
+    }
+    this.built = buildCatalog(kept.map((c) => ({ owner: c.owner, tools: [c.tool] })));
+    this.builtAt = version;
+    return this.built;
+  }
+
+  /** Throws a ToolCatalogError naming both owners of every clashing name. */
+  assertNoCollisions(): void {
+    const { collisions } = this.collect();
+    if (collisions.length > 0) throw new ToolCatalogError(collisions.join('\n'));
+  }
+
+  private collect(): { kept: Candidate[]; collisions: string[] } {
+    const { native, pool, defaultTimeoutMs } = this.options;
+    const candidates: Candidate[] = [
+      ...native.map((tool) => ({ owner: `native tool "${tool.spec.name}"`, tool })),
+      ...pool.connections.flatMap((connection) =>
+        selectTools(connection.server, connection.tools).map((tool) => ({
+          owner: `MCP server "${connection.name}" (tool "${tool.name}")`,
+          tool: mcpRunnable({ server: connection.server, tool, target: connection, defaultTimeoutMs }),
+        })),
+      ),
+    ];
+    const owners = new Map<string, string>();
+    const kept: Candidate[] = [];
+    const collisions: string[] = [];
+    for (const candidate of candidates) {
+      const name = candidate.tool.spec.name;
+      const existing = owners.get(name);
+      if (existing) {
+        collisions.push(`tool name collision: "${name}" is defined by both ${existing} and ${candidate.owner}`);
+        continue;
+      }
+      owners.set(name, candidate.owner);
+      kept.push(candidate);
+    }
+    return { kept, collisions };
+  }
+}

@@ -1,0 +1,49 @@
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { McpServerConfig } from './mcp-config';
+import type { McpLogger } from './mcp-log';
+
+/** One transport to one server, whichever kind it is. */
+export interface McpTransportHandle {
+  kind: 'stdio' | 'http';
+  transport: Transport;
+  /** The server process (stdio only). */
+  pid(): number | null;
+  /** The last lines the server wrote to stderr (stdio only), to explain an exit. */
+  stderrTail(): string;
+}
+
+const STDERR_TAIL_CHARS = 2_000;
+
+function stdioTransport(server: Extract<McpServerConfig, { type: 'stdio' }>, log: McpLogger): McpTransportHandle {
+  const transport = new StdioClientTransport({
+    command: server.command,
+    args: server.args,
+    env: { ...getDefaultEnvironment(), ...server.env },
+    cwd: server.cwd,
+    // Piped, not inherited: the server's chatter goes through our (redacting) logger.
+    stderr: 'pipe',
+  });
+  let tail = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    tail = (tail + text).slice(-STDERR_TAIL_CHARS);
+    for (const line of text.split('\n')) if (line.trim()) log.debug(`stderr: ${line}`);
+  });
+  return { kind: 'stdio', transport, pid: () => transport.pid, stderrTail: () => tail.trim() };
+}
+
+function httpTransport(server: Extract<McpServerConfig, { type: 'http' }>): McpTransportHandle {
+  const transport = new StreamableHTTPClientTransport(new URL(server.url), {
+    requestInit: { headers: server.headers },
+    // The standalone SSE stream (server notifications) retries briefly; after that the connection
+    // probes the server and reconnects on its own schedule.
+    reconnectionOptions: { initialReconnectionDelay: 250, maxReconnectionDelay: 2_000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
+  });
+  return { kind: 'http', transport, pid: () => null, stderrTail: () => '' };
+}
+
+export function createTransport(server: McpServerConfig, log: McpLogger): McpTransportHandle {
+  return server.type === 'stdio' ? stdioTransport(server, log) : httpTransport(server);
+}

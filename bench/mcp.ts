@@ -1,0 +1,229 @@
+/**
+ * bench:mcp — what a session adds to an MCP tool call. A no-op MCP tool is
+ * called (a) directly with the SDK client and (b) by the model through a real
+ * session (model step -> tool activity -> shared MCP connection -> result
+ * back in the workflow), over stdio and over streamable HTTP; the same no-op
+ * as a native tool through the same session path shows what is Temporal's
+ * and what is MCP's. Prints per-call latency side by side and the added
+ * latency (median, p95); the last line is one JSON object. Brings up the local
+ * stack, the scripted model, the example report server and a worker itself.
+ *
+ *   npx tsx bench/mcp.ts     (BENCH_MCP_CALLS=200 calls per path, BENCH_MCP_CALLS_PER_TURN=10)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { z } from 'zod';
+import { AgentClient } from '../client';
+import { silentMcpLogger } from '../activities/mcp';
+import { SUMMARIZER_MARKER } from '../activities/summarize-activity';
+import { defineTool, type NativeTool } from '../activities/tools/native-tool';
+import { ScriptedModelServer, type ChatRequest, type StepResponse } from '../scripted-model';
+import { lastUserIndex } from '../scripted-model/chat-request';
+import { ensureStack } from '../scripts/stack';
+import { emptySummary } from '../workflows/session-summary';
+import { createAgentWorker } from '../workers/agent-worker';
+import { loadConfig } from '../workers/config';
+
+const CALLS = Number(process.env.BENCH_MCP_CALLS ?? 200);
+/** Tool calls per turn, one per model step. A fresh session per turn keeps the context, and so each workflow task, as small as in a typical conversation. */
+const CALLS_PER_TURN = Number(process.env.BENCH_MCP_CALLS_PER_TURN ?? 10);
+const WARMUP = 10;
+const TARGET_ADDED_MS = 25;
+const ROOT = resolve(__dirname, '..');
+const SERVER_MAIN = join(ROOT, 'examples/mcp-report-server/main.ts');
+const TRANSPORTS = ['stdio', 'http'] as const;
+type TransportKind = (typeof TRANSPORTS)[number];
+
+/** The same no-op as a native tool: what a session costs a tool call with no MCP in it. */
+const nativeNoop = defineTool({
+  name: 'noop',
+  description: 'Does nothing and answers "ok".',
+  parameters: z.object({}),
+  risk: 'read',
+  execute: async () => 'ok',
+}) as unknown as NativeTool;
+
+const percentile = (values: readonly number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1] ?? Number.NaN;
+};
+const median = (values: readonly number[]) => percentile(values, 50);
+const round = (value: number) => Math.round(value * 100) / 100;
+
+async function startHttpServer(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER_MAIN, '--http', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((ok, fail) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      const match = /listening (\S+)/.exec(d.toString());
+      if (match?.[1]) ok(match[1]);
+    });
+    child.once('exit', (code) => fail(new Error(`report server exited with ${code}`)));
+  });
+  return { url, child };
+}
+
+/** The no-op called with the SDK client in a loop: the baseline. */
+async function directCalls(kind: TransportKind, httpUrl: string): Promise<number[]> {
+  const client = new McpClient({ name: 'bench-direct', version: '1.0.0' });
+  const transport =
+    kind === 'stdio'
+      ? new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', SERVER_MAIN, '--stdio'], cwd: ROOT, stderr: 'ignore' })
+      : new StreamableHTTPClientTransport(new URL(httpUrl));
+  await client.connect(transport);
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < CALLS + WARMUP; i++) {
+      const started = performance.now();
+      await client.callTool({ name: 'noop', arguments: {} });
+      if (i >= WARMUP) samples.push(performance.now() - started);
+    }
+  } finally {
+    await client.close();
+  }
+  return samples;
+}
+
+function toolResultsThisTurn(req: ChatRequest): number {
+  return req.messages.slice(lastUserIndex(req) + 1).filter((m) => m.role === 'tool').length;
+}
+
+/** The user message names the tool; the model calls it once per step, CALLS_PER_TURN times, then answers. */
+function benchModel(req: ChatRequest): StepResponse {
+  const system = String(req.messages[0]?.content ?? '');
+  if (system.startsWith(SUMMARIZER_MARKER)) return { kind: 'json', value: emptySummary() };
+  const tool = String(req.messages[lastUserIndex(req)]?.content ?? '').split(' ')[1] ?? '';
+  if (toolResultsThisTurn(req) < CALLS_PER_TURN) return { kind: 'tool_calls', calls: [{ name: tool, arguments: {} }] };
+  return { kind: 'text', text: 'done' };
+}
+
+/**
+ * Per-call latency through a session: `durationMs` of each tool_call_result,
+ * measured by the workflow from the task that scheduled the tool activity to
+ * the task that received its result (scheduling, dispatch, the call,
+ * completion and the next workflow task all included). The tools take turns,
+ * one session each per round, so drift in the machine's speed hits all alike.
+ */
+async function sessionCalls(agent: AgentClient, tools: string[]): Promise<Map<string, number[]>> {
+  const samples = new Map(tools.map((t) => [t, [] as number[]]));
+  for (let round = 0; [...samples.values()].some((xs) => xs.length < CALLS + WARMUP); round++) {
+    for (const tool of tools) {
+      const sessionId = `bench-mcp-${tool}-${Date.now()}-${round}`;
+      const options = { sessionId, namespace: { tenant: 'bench', user: 'bench' }, limits: { maxSteps: CALLS_PER_TURN + 1 } };
+      const { turnId } = await agent.send(options, { text: `call ${tool}` });
+      // Events are read after the turn: a live subscriber polls the workflow (an update per poll),
+      // which would add workflow tasks between the calls being measured.
+      await agent.waitForTurn(sessionId, turnId);
+      for await (const { event } of agent.events(sessionId)) {
+        if (event.type === 'tool_call_result') {
+          if (!event.ok) throw new Error(`${tool} failed: ${event.preview}`);
+          samples.get(tool)!.push(event.durationMs);
+        }
+        if (event.type === 'turn_completed' && event.turnId === turnId) break;
+      }
+      await agent.end(sessionId).catch(() => undefined);
+    }
+  }
+  return new Map([...samples].map(([tool, xs]) => [tool, xs.slice(WARMUP, WARMUP + CALLS)]));
+}
+
+interface Row {
+  direct: number[];
+  session: number[];
+}
+
+function printTable(rows: Record<TransportKind, Row>, native: number[]): Record<string, number> {
+  const figures: Record<string, number> = { native_session_ms_median: round(median(native)), native_session_ms_p95: round(percentile(native, 95)) };
+  const num = (n: number) => n.toFixed(2).padStart(7);
+  const pair = (values: readonly [number, number]) => `${num(values[0])} /${num(values[1])}`.padStart(18);
+  const p50p95 = (xs: number[]) => [median(xs), percentile(xs, 95)] as const;
+  console.log('');
+  console.log(`No-op tool, ${CALLS} calls per path after ${WARMUP} warm-up calls, ${CALLS_PER_TURN} calls per turn; ms per call, p50 / p95`);
+  console.log(`${''.padEnd(8)}${'direct SDK'.padStart(18)}${'via session'.padStart(18)}${'added'.padStart(18)}${'vs native tool'.padStart(18)}`);
+  for (const kind of TRANSPORTS) {
+    const { direct, session } = rows[kind];
+    const added = [median(session) - median(direct), percentile(session, 95) - percentile(direct, 95)] as const;
+    const overNative = [median(session) - median(native), percentile(session, 95) - percentile(native, 95)] as const;
+    console.log(`${kind.padEnd(8)}${pair(p50p95(direct))}${pair(p50p95(session))}${pair(added)}${pair(overNative)}`);
+    Object.assign(figures, {
+      [`${kind}_direct_ms_median`]: round(median(direct)),
+      [`${kind}_direct_ms_p95`]: round(percentile(direct, 95)),
+      [`${kind}_session_ms_median`]: round(median(session)),
+      [`${kind}_session_ms_p95`]: round(percentile(session, 95)),
+      [`${kind}_added_ms_median`]: round(added[0]),
+      [`${kind}_added_ms_p95`]: round(added[1]),
+      [`${kind}_over_native_ms_median`]: round(overNative[0]),
+    });
+  }
+  console.log(`${'native'.padEnd(8)}${''.padStart(18)}${pair(p50p95(native))}   (local_noop, same session path)`);
+  console.log('');
+  console.log('direct SDK: client.callTool on a connected SDK client. via session: tool_call_result.durationMs, from the');
+  console.log('workflow task that scheduled the tool activity to the one that received its result. added = via session -');
+  console.log(`direct SDK; vs native tool = via session - the native no-op via session (what MCP adds inside a session).`);
+  console.log(`Target: at most ${TARGET_ADDED_MS} ms added per call.`);
+  return figures;
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const stack = await ensureStack({ log: (l) => process.stderr.write(`[stack] ${l}\n`) });
+  const http = await startHttpServer();
+  const model = await ScriptedModelServer.start({ fallback: benchModel });
+  const dir = mkdtempSync(join(tmpdir(), 'bench-mcp-'));
+  const mcpConfig = join(dir, 'mcp.json');
+  writeFileSync(
+    mcpConfig,
+    JSON.stringify({
+      mcpServers: {
+        bench_stdio: { command: process.execPath, args: ['--import', 'tsx', SERVER_MAIN, '--stdio'], cwd: ROOT, allowTools: ['noop'] },
+        bench_http: { type: 'http', url: http.url, allowTools: ['noop'] },
+      },
+    }),
+  );
+  const taskQueue = `bench-mcp-${Date.now()}`;
+  const config = loadConfig({
+    ...process.env,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    MONGODB_URI: stack.mongoUri,
+    MONGODB_DATABASE: 'bench_mcp',
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    OPENAI_BASE_URL: model.baseUrl,
+    OPENAI_API_KEY: 'bench',
+    MCP_CONFIG_PATH: mcpConfig,
+    MAINTENANCE_EVERY_MS: '0',
+  });
+  const worker = await createAgentWorker(config, { mcpLogger: silentMcpLogger, extraTools: [nativeNoop] });
+  const running = worker.run();
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace }), taskQueue });
+  try {
+    const direct = new Map<TransportKind, number[]>();
+    for (const kind of TRANSPORTS) {
+      process.stderr.write(`${kind}: direct SDK calls...\n`);
+      direct.set(kind, await directCalls(kind, http.url));
+    }
+    process.stderr.write('through sessions (stdio, http and native in turn)...\n');
+    const viaSession = await sessionCalls(agent, [...TRANSPORTS.map((k) => `mcp_bench_${k}_noop`), 'local_noop']);
+    const rows = Object.fromEntries(TRANSPORTS.map((k) => [k, { direct: direct.get(k)!, session: viaSession.get(`mcp_bench_${k}_noop`)! }])) as Record<TransportKind, Row>;
+    const native = viaSession.get('local_noop')!;
+    const figures = printTable(rows, native);
+    console.log(JSON.stringify({ calls: CALLS, calls_per_turn: CALLS_PER_TURN, ...figures, target_added_ms: TARGET_ADDED_MS }));
+  } finally {
+    worker.worker.shutdown();
+    await running;
+    await connection.close();
+    await model.close();
+    http.child.kill();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
