@@ -43,8 +43,10 @@ export function createToolActivities(deps: ToolActivityDeps) {
       if (!parsed.ok) throw ApplicationFailure.nonRetryable(`Invalid arguments: ${parsed.message}`, FailureType.ToolInputInvalid);
 
       const started = Date.now();
-      const beat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs ?? 500);
-      ctx.heartbeat();
+      // Local activities (short read-only tools) have no server-side heartbeat; cancellation reaches them in-process.
+      const heartbeat = ctx.info.isLocal ? () => undefined : () => ctx.heartbeat();
+      const beat = setInterval(heartbeat, deps.heartbeatIntervalMs ?? 500);
+      heartbeat();
       let value: unknown;
       try {
         value = await Promise.race([
@@ -55,7 +57,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
             turnId: input.turnId,
             toolCallId: input.toolCallId,
             namespace: input.namespace,
-            heartbeat: () => ctx.heartbeat(),
+            heartbeat,
           }),
           // An executor that ignores its signal must still not outlive the cancellation.
           ctx.cancelled,

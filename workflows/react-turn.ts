@@ -2,12 +2,14 @@ import {
   ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
+  TemporalFailure,
   TimeoutFailure,
   condition,
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
+import type { RetryPolicy } from '@temporalio/common';
 import type { SessionActivities, CallModelResult } from '../activities/activity-types';
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from './chat-message';
 import type { EventEmitter } from './event-emitter';
@@ -25,10 +27,22 @@ const { callModel, executeTool } = proxyActivities<SessionActivities>({
 
 // The catalog is read from the worker's memory: a local activity records it in history
 // (so replay is deterministic when servers add tools) without a round trip to the server.
-const { getToolCatalog } = proxyLocalActivities<SessionActivities>({
+const { getToolCatalog, executeTool: executeToolLocally } = proxyLocalActivities<SessionActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 5, initialInterval: '200 milliseconds' },
 });
+
+/**
+ * Short read-only tools (timeout at most 2 s) run as local activities: same
+ * timeout, retries and cancellation, recorded in history, but without the
+ * round trip through the server's task queue, which is most of a step's
+ * overhead. The bound matters: a signal (an interrupt) is handled only
+ * between workflow tasks, and a local activity holds its task until it ends.
+ * Side-effecting tools stay regular activities, so a worker crash mid-call is
+ * detected by heartbeat and retried under the idempotency key.
+ */
+export const LOCAL_TOOL_MAX_TIMEOUT_MS = 2_000;
+export const runsLocally = (spec: ToolSpec): boolean => spec.risk === 'read' && spec.timeoutMs <= LOCAL_TOOL_MAX_TIMEOUT_MS;
 
 /** What happened to one tool call, for the session's records. */
 export interface ToolCallOutcome {
@@ -84,24 +98,22 @@ function modelFailureMessage(err: unknown): { type: string; message: string } {
   return { type: FailureType.ModelUnavailable, message: err instanceof Error ? err.message : String(err) };
 }
 
-/** Converts the failure of a tool activity into the text the model reads. */
+/**
+ * Converts the failure of a tool activity into the text the model reads. A
+ * regular activity's failure arrives wrapped in an ActivityFailure; a local
+ * activity's may arrive as the bare cause.
+ */
 function toolFailureContent(err: unknown, spec: ToolSpec): { content: string; errorType: string } {
-  if (err instanceof ActivityFailure) {
-    const cause = err.cause;
-    if (cause instanceof TimeoutFailure) {
-      const seconds = Math.round(spec.timeoutMs / 1000);
-      return {
-        errorType: FailureType.ToolTimeout,
-        content: toolErrorContent(FailureType.ToolTimeout, `The tool did not finish within ${seconds} s.`),
-      };
-    }
-    if (cause instanceof ApplicationFailure) {
-      const type = cause.type ?? FailureType.ToolFailed;
-      return { errorType: type, content: toolErrorContent(type, cause.message) };
-    }
-    if (cause) return { errorType: FailureType.ToolFailed, content: toolErrorContent(FailureType.ToolFailed, cause.message) };
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof TimeoutFailure) {
+    const seconds = Math.round(spec.timeoutMs / 1000);
+    return { errorType: FailureType.ToolTimeout, content: toolErrorContent(FailureType.ToolTimeout, `The tool did not finish within ${seconds} s.`) };
   }
-  const message = err instanceof Error ? err.message : String(err);
+  if (cause instanceof ApplicationFailure) {
+    const type = cause.type ?? FailureType.ToolFailed;
+    return { errorType: type, content: toolErrorContent(type, cause.message) };
+  }
+  const message = cause instanceof Error ? cause.message : String(cause);
   return { errorType: FailureType.ToolFailed, content: toolErrorContent(FailureType.ToolFailed, message) };
 }
 
@@ -239,33 +251,35 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
   }
 
   try {
-    const result = await executeTool.executeWithOptions(
-      {
-        startToCloseTimeout: plan.spec.timeoutMs,
-        heartbeatTimeout: Math.min(3000, plan.spec.timeoutMs),
-        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-        retry: {
-          maximumAttempts: plan.spec.maxAttempts,
-          initialInterval: '300 milliseconds',
-          nonRetryableErrorTypes: [...nonRetryableFailureTypes],
-        },
-        summary: `tool ${toolName} (call ${call.id})`,
-      },
-      [
-        {
-          sessionId: ctx.sessionId,
-          turnId,
-          toolCallId: call.id,
-          toolName,
-          arguments: plan.args,
-          namespace: ctx.options.namespace,
-          idempotencyKey: `${ctx.sessionId}:${turnId}:${call.id}`,
-        },
-      ],
-    );
+    const input = {
+      sessionId: ctx.sessionId,
+      turnId,
+      toolCallId: call.id,
+      toolName,
+      arguments: plan.args,
+      namespace: ctx.options.namespace,
+      idempotencyKey: `${ctx.sessionId}:${turnId}:${call.id}`,
+    };
+    const retry: RetryPolicy = { maximumAttempts: plan.spec.maxAttempts, initialInterval: '300 milliseconds', nonRetryableErrorTypes: [...nonRetryableFailureTypes] };
+    const summary = `tool ${toolName} (call ${call.id})`;
+    const result = runsLocally(plan.spec)
+      ? await executeToolLocally.executeWithOptions(
+          { startToCloseTimeout: plan.spec.timeoutMs, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED, retry, summary },
+          [input],
+        )
+      : await executeTool.executeWithOptions(
+          {
+            startToCloseTimeout: plan.spec.timeoutMs,
+            heartbeatTimeout: Math.min(3000, plan.spec.timeoutMs),
+            cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+            retry,
+            summary,
+          },
+          [input],
+        );
     return finish(true, result.content);
   } catch (err) {
-    if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+    if (isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
     const failure = toolFailureContent(err, plan.spec);
     return finish(false, failure.content, failure.errorType);
   }

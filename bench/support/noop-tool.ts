@@ -14,6 +14,9 @@ export const noopTool = defineTool({
   description: 'Does nothing and returns at once. For the loop benchmark.',
   parameters: NoopArgs,
   risk: 'read',
+  // It returns at once, so it declares a short timeout like the built-in clock and calculator;
+  // that makes it a local activity (see runsLocally in workflows/react-turn.ts).
+  timeoutMs: 1_000,
   execute: (args) => runNoop(args),
 }) as unknown as NativeTool;
 

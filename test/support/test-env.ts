@@ -3,7 +3,8 @@ import { Client, Connection } from '@temporalio/client';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { MongoClient, type Db } from 'mongodb';
 import { AgentClient, type SessionEvent } from '../../client';
-import { ScriptedModelServer } from '../../scripted-model';
+import { ScriptedModelServer, type ScriptedModelServerOptions } from '../../scripted-model';
+import type { McpLogger } from '../../activities/mcp';
 import type { NativeTool } from '../../activities/tools/native-tool';
 import { createAgentWorker, type AgentWorkerHandle } from '../../workers/agent-worker';
 import { loadConfig, type RuntimeConfig } from '../../workers/config';
@@ -14,7 +15,7 @@ let runtimeInstalled = false;
 function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  Runtime.install({ logger: new DefaultLogger(process.env.TEST_LOG_LEVEL === 'WARN' ? 'WARN' : 'ERROR') });
 }
 
 export interface TestEnv {
@@ -37,9 +38,20 @@ export const uniqueId = (prefix: string): string => `${prefix}-${randomUUID().sl
  * A worker on its own task queue and database, a scripted model on loopback,
  * and a client: the real stack for one test file.
  */
-export async function startTestEnv(options: { name: string; extraTools?: NativeTool[]; startWorker?: boolean } = { name: 'test' }): Promise<TestEnv> {
+export interface TestEnvOptions {
+  name: string;
+  extraTools?: NativeTool[];
+  startWorker?: boolean;
+  /** Extra configuration variables for the worker, e.g. MCP_CONFIG_PATH. */
+  configEnv?: Record<string, string>;
+  mcpLogger?: McpLogger;
+  /** Answers requests no step was scripted for (long scripted sessions). */
+  modelFallback?: ScriptedModelServerOptions['fallback'];
+}
+
+export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): Promise<TestEnv> {
   quietRuntime();
-  const model = await ScriptedModelServer.start();
+  const model = await ScriptedModelServer.start(options.modelFallback ? { fallback: options.modelFallback } : {});
   const taskQueue = uniqueId(`tq-${options.name}`);
   const config = loadConfig({
     ...process.env,
@@ -48,12 +60,15 @@ export async function startTestEnv(options: { name: string; extraTools?: NativeT
     OPENAI_API_KEY: 'test-key',
     MODEL_NAME: 'scripted',
     MONGODB_DATABASE: uniqueId(`t_${options.name}`).replace(/-/g, '_'),
+    // Tests that need the expiry schedule create their own; one per test file would outlive it.
+    MAINTENANCE_EVERY_MS: '0',
+    ...options.configEnv,
   });
   const mongo = await new MongoClient(config.mongodb.uri).connect();
   const db = mongo.db(config.mongodb.database);
   const workers: AgentWorkerHandle[] = [];
   const startWorker = async (extraTools = options.extraTools) => {
-    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools });
+    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger });
     void handle.run();
     workers.push(handle);
     return handle;
