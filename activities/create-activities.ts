@@ -2,11 +2,18 @@ import type { Db } from 'mongodb';
 import type OpenAI from 'openai';
 import type { SessionActivities } from './activity-types';
 import { createArchiveActivities } from './archive-activities';
+import { OfflineEmbedder, resolveThresholds, type Embedder } from './memory/embedder';
+import { createMemoryActivities } from './memory/memory-activities';
+import type { MemoryActivities } from './memory/memory-activity-types';
+import { defaultMemoryConfig, type MemoryConfig } from './memory/memory-config';
+import { MemoryRepository } from './memory/memory-repository';
+import type { RecallCache } from './memory/recall-cache';
 import { createModelActivities } from './model-activities';
 import { SessionArchiveRepository } from './session-archive';
 import { createSummarizeActivity } from './summarize-activity';
 import { createToolActivities, type ToolSource } from './tool-activities';
 import { calculateTool, currentTimeTool } from './tools/builtin-tools';
+import { forgetMemoryTool } from './tools/forget-memory-tool';
 import { meetingTools } from './tools/meeting-tools';
 import type { NativeTool } from './tools/native-tool';
 import { buildCatalog, nativeRunnable } from './tools/tool-registry';
@@ -21,11 +28,20 @@ export interface ActivityDeps {
   extraTools?: NativeTool[];
   /** Replace the whole tool source (the MCP manager plugs in here). */
   toolSource?: ToolSource;
+  /** Long-term memory; without it the offline embedder and default settings are used. */
+  memory?: { embedder: Embedder; config: MemoryConfig; cache?: RecallCache };
 }
 
 /** The built-in native tools: time, exact arithmetic and the meetings domain. */
 export function builtinTools(db: Db): NativeTool[] {
   return [currentTimeTool, calculateTool, ...meetingTools(db)] as NativeTool[];
+}
+
+/** Native tools that come with long-term memory: `forget_memory` when memory is on. */
+export function memoryTools(db: Db, memory: ActivityDeps['memory']): NativeTool[] {
+  if (!memory?.config.enabled) return [];
+  const thresholds = resolveThresholds(memory.embedder.id, memory.config);
+  return [forgetMemoryTool({ repo: new MemoryRepository(db), embedder: memory.embedder, thresholds })];
 }
 
 /** A tool source over a fixed set of native tools. */
@@ -35,13 +51,16 @@ export function staticToolSource(tools: NativeTool[], timeoutMs: number): ToolSo
 }
 
 /** Builds every activity from injected dependencies, so tests can pass real or fake ones. */
-export function createActivities(deps: ActivityDeps): SessionActivities {
+export function createActivities(deps: ActivityDeps): SessionActivities & MemoryActivities {
+  const memory = deps.memory ?? { embedder: new OfflineEmbedder(), config: defaultMemoryConfig() };
   const tools =
-    deps.toolSource ?? staticToolSource([...builtinTools(deps.db), ...(deps.extraTools ?? [])], deps.limits.toolTimeoutMs);
+    deps.toolSource ??
+    staticToolSource([...builtinTools(deps.db), ...memoryTools(deps.db, memory), ...(deps.extraTools ?? [])], deps.limits.toolTimeoutMs);
   return {
     ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name }),
     ...createSummarizeActivity({ openai: deps.openai, model: deps.model.name }),
     ...createArchiveActivities(new SessionArchiveRepository(deps.db)),
+    ...createMemoryActivities({ db: deps.db, openai: deps.openai, modelName: deps.model.name, ...memory }),
     ...createToolActivities({
       tools,
       results: new ToolResultStore(deps.db),

@@ -1,12 +1,20 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { MongoClient } from 'mongodb';
 import OpenAI from 'openai';
-import { createActivities, type ActivityDeps } from '../activities/create-activities';
+import { builtinTools, createActivities, memoryTools, type ActivityDeps } from '../activities/create-activities';
+import { startMcp, type McpLogger, type McpRuntime } from '../activities/mcp';
+import { createEmbedder } from '../activities/memory/embedder';
+import { MemoryRepository } from '../activities/memory/memory-repository';
 import { ensureMeetingIndexes } from '../activities/tools/meeting-tools';
+import { nativeRunnable } from '../activities/tools/tool-registry';
+import { SessionArchiveRepository } from '../activities/session-archive';
 import type { RuntimeConfig } from './config';
+import { ensureMaintenanceSchedule } from './maintenance-schedule';
 
 export interface AgentWorkerHandle {
   worker: Worker;
+  /** The MCP servers' connections, when MCP_CONFIG_PATH is set. */
+  mcp?: McpRuntime;
   /** Runs until shutdown; resolves when the worker has drained. */
   run(): Promise<void>;
   /** Stops polling, waits for in-flight tasks, closes connections. */
@@ -18,6 +26,7 @@ export interface AgentWorkerOverrides {
   workflowBundlePath?: string;
   extraTools?: ActivityDeps['extraTools'];
   toolSource?: ActivityDeps['toolSource'];
+  mcpLogger?: McpLogger;
   workerOptions?: Partial<WorkerOptions>;
 }
 
@@ -27,6 +36,8 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
   await mongo.connect();
   const db = mongo.db(config.mongodb.database);
   await ensureMeetingIndexes(db);
+  await new SessionArchiveRepository(db).ensureIndexes();
+  await new MemoryRepository(db).ensureIndexes();
   const openai = new OpenAI({
     baseURL: config.model.baseUrl,
     // Local OpenAI-compatible servers often need no key; the SDK insists on a string.
@@ -34,6 +45,27 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     timeout: config.model.requestTimeoutMs,
     maxRetries: 0,
   });
+  // One embedder per worker, so its recall cache and vector space are shared by every session.
+  const memory = {
+    embedder: createEmbedder({ openai, embeddingModel: config.model.embeddingModel, dimensions: config.memory.embeddingDims }),
+    config: config.memory,
+  };
+  let mcp: McpRuntime | undefined;
+  if (config.mcp.configPath && !overrides.toolSource) {
+    // Connections are made once here and shared by every session this worker runs.
+    const native = [...builtinTools(db), ...memoryTools(db, memory), ...(overrides.extraTools ?? [])].map((t) => nativeRunnable(t, { timeoutMs: config.limits.toolTimeoutMs }));
+    mcp = await startMcp({
+      configPath: config.mcp.configPath,
+      native,
+      connectTimeoutMs: config.mcp.connectTimeoutMs,
+      refreshIntervalMs: config.mcp.refreshIntervalMs,
+      defaultTimeoutMs: config.limits.toolTimeoutMs,
+      logger: overrides.mcpLogger,
+    }).catch(async (err: unknown) => {
+      await mongo.close().catch(() => undefined);
+      throw err;
+    });
+  }
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const activities = createActivities({
     db,
@@ -41,7 +73,8 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     model: { name: config.model.name },
     limits: config.limits,
     extraTools: overrides.extraTools,
-    toolSource: overrides.toolSource,
+    toolSource: overrides.toolSource ?? mcp?.toolSource,
+    memory,
   });
   const worker = await Worker.create({
     connection,
@@ -57,13 +90,23 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     defaultHeartbeatThrottleInterval: '250 milliseconds',
     ...overrides.workerOptions,
   });
+  if (config.maintenance.scheduleEveryMs > 0) {
+    await ensureMaintenanceSchedule({
+      address: config.temporal.address,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      everyMs: config.maintenance.scheduleEveryMs,
+    });
+  }
   let running: Promise<void> | null = null;
   const close = async () => {
     await connection.close().catch(() => undefined);
+    await mcp?.close().catch(() => undefined);
     await mongo.close().catch(() => undefined);
   };
   return {
     worker,
+    mcp,
     run() {
       running ??= worker.run().finally(close);
       return running;

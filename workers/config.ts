@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { MemoryConfig } from '../activities/memory/memory-config';
 
 /**
  * The whole runtime configuration, read from the environment and an optional
@@ -30,12 +31,23 @@ export const RuntimeConfig = z.object({
     /** A tool result longer than this is cut for the model and kept whole in MongoDB. */
     maxToolResultChars: z.number().int().min(500).max(200_000).default(16_000),
   }),
-  mcp: z.object({ configPath: z.string().min(1).optional() }),
+  mcp: z.object({
+    configPath: z.string().min(1).optional(),
+    /** Bound on connecting to one MCP server: spawn or HTTP connect, initialize handshake, first tool listing. */
+    connectTimeoutMs: z.number().int().positive().default(10_000),
+    /** The tool lists are fetched again this often, besides on notifications/tools/list_changed. */
+    refreshIntervalMs: z.number().int().min(1_000).default(300_000),
+  }),
+  memory: MemoryConfig,
+  maintenance: z.object({
+    /** How often the maintenance schedule sweeps expired archives and memories; 0 disables creating it. */
+    scheduleEveryMs: z.number().int().min(0).default(3_600_000),
+  }),
 });
 export type RuntimeConfig = z.infer<typeof RuntimeConfig>;
 
 /** Where each field can come from, and what to tell a person who got it wrong. */
-const FIELDS: Record<string, { env: string; kind: 'string' | 'int'; fix: string }> = {
+const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 'bool'; fix: string }> = {
   'temporal.address': { env: 'TEMPORAL_ADDRESS', kind: 'string', fix: 'set TEMPORAL_ADDRESS to host:port, e.g. 127.0.0.1:7233' },
   'temporal.namespace': { env: 'TEMPORAL_NAMESPACE', kind: 'string', fix: 'set TEMPORAL_NAMESPACE to an existing namespace, e.g. default' },
   'temporal.taskQueue': { env: 'TEMPORAL_TASK_QUEUE', kind: 'string', fix: 'set TEMPORAL_TASK_QUEUE to a non-empty name' },
@@ -51,7 +63,24 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int'; fix: string 
   'limits.confirmationTimeoutMs': { env: 'CONFIRMATION_TIMEOUT_MS', kind: 'int', fix: 'set CONFIRMATION_TIMEOUT_MS to a positive integer of milliseconds' },
   'limits.idleTimeoutMs': { env: 'SESSION_IDLE_TIMEOUT_MS', kind: 'int', fix: 'set SESSION_IDLE_TIMEOUT_MS to a positive integer of milliseconds' },
   'limits.maxToolResultChars': { env: 'MAX_TOOL_RESULT_CHARS', kind: 'int', fix: 'set MAX_TOOL_RESULT_CHARS between 500 and 200000' },
+  'memory.enabled': { env: 'MEMORY_ENABLED', kind: 'bool', fix: 'set MEMORY_ENABLED to true or false' },
+  'memory.strongThreshold': { env: 'MEMORY_STRONG_THRESHOLD', kind: 'number', fix: 'set MEMORY_STRONG_THRESHOLD to a cosine similarity between -1 and 1, above MEMORY_WEAK_THRESHOLD' },
+  'memory.weakThreshold': { env: 'MEMORY_WEAK_THRESHOLD', kind: 'number', fix: 'set MEMORY_WEAK_THRESHOLD to a cosine similarity between -1 and 1, below MEMORY_STRONG_THRESHOLD' },
+  'memory.ttlFactDays': { env: 'MEMORY_TTL_FACT_DAYS', kind: 'int', fix: 'set MEMORY_TTL_FACT_DAYS to a whole number of days, at least 1' },
+  'memory.ttlPreferenceDays': { env: 'MEMORY_TTL_PREFERENCE_DAYS', kind: 'int', fix: 'set MEMORY_TTL_PREFERENCE_DAYS to a whole number of days, at least 1' },
+  'memory.ttlIntentDays': { env: 'MEMORY_TTL_INTENT_DAYS', kind: 'int', fix: 'set MEMORY_TTL_INTENT_DAYS to a whole number of days, at least 1' },
+  'memory.extractEveryTurns': { env: 'MEMORY_EXTRACT_EVERY_TURNS', kind: 'int', fix: 'set MEMORY_EXTRACT_EVERY_TURNS to a whole number of turns, at least 1' },
+  'memory.citationCheck': { env: 'MEMORY_CITATION_CHECK', kind: 'bool', fix: 'set MEMORY_CITATION_CHECK to true or false' },
+  'memory.maxStrong': { env: 'MEMORY_MAX_STRONG', kind: 'int', fix: 'set MEMORY_MAX_STRONG to a count from 0 to 50' },
+  'memory.maxStrongChars': { env: 'MEMORY_MAX_STRONG_CHARS', kind: 'int', fix: 'set MEMORY_MAX_STRONG_CHARS to a character count from 0 to 20000' },
+  'memory.maxWeak': { env: 'MEMORY_MAX_WEAK', kind: 'int', fix: 'set MEMORY_MAX_WEAK to a count from 0 to 50' },
+  'memory.maxWeakChars': { env: 'MEMORY_MAX_WEAK_CHARS', kind: 'int', fix: 'set MEMORY_MAX_WEAK_CHARS to a character count from 0 to 20000' },
+  'memory.embeddingDims': { env: 'EMBEDDING_DIMS', kind: 'int', fix: 'set EMBEDDING_DIMS to a vector length the embedding model supports, e.g. 256 or 1536' },
+  'memory.cacheMaxAgeMs': { env: 'MEMORY_CACHE_MAX_AGE_MS', kind: 'int', fix: 'set MEMORY_CACHE_MAX_AGE_MS to milliseconds, 0 or more' },
+  'maintenance.scheduleEveryMs': { env: 'MAINTENANCE_EVERY_MS', kind: 'int', fix: 'set MAINTENANCE_EVERY_MS to milliseconds between sweeps, or 0 to not create the schedule' },
   'mcp.configPath': { env: 'MCP_CONFIG_PATH', kind: 'string', fix: 'set MCP_CONFIG_PATH to the path of an mcpServers JSON file' },
+  'mcp.connectTimeoutMs': { env: 'MCP_CONNECT_TIMEOUT_MS', kind: 'int', fix: 'set MCP_CONNECT_TIMEOUT_MS to a positive integer of milliseconds' },
+  'mcp.refreshIntervalMs': { env: 'MCP_REFRESH_INTERVAL_MS', kind: 'int', fix: 'set MCP_REFRESH_INTERVAL_MS to at least 1000 milliseconds' },
 };
 
 const SECRET_FIELDS = new Set(['model.apiKey']);
@@ -103,7 +132,7 @@ function readFileConfig(path: string, problems: ConfigProblem[]): Record<string,
 export function loadConfig(env: Env = process.env): RuntimeConfig {
   const problems: ConfigProblem[] = [];
   const raw: Record<string, unknown> = env.DURABLE_AGENT_CONFIG ? readFileConfig(env.DURABLE_AGENT_CONFIG, problems) : {};
-  for (const section of ['temporal', 'mongodb', 'model', 'limits', 'mcp']) raw[section] ??= {};
+  for (const section of ['temporal', 'mongodb', 'model', 'limits', 'mcp', 'memory', 'maintenance']) raw[section] ??= {};
   const sources = new Map<string, string>();
   for (const [field, spec] of Object.entries(FIELDS)) {
     const value = env[spec.env];
@@ -112,6 +141,12 @@ export function loadConfig(env: Env = process.env): RuntimeConfig {
     if (spec.kind === 'int') {
       const n = Number(value);
       setPath(raw, field, Number.isFinite(n) && /^-?\d+$/.test(value.trim()) ? n : value);
+    } else if (spec.kind === 'number') {
+      const n = Number(value);
+      setPath(raw, field, Number.isFinite(n) && /^-?\d+(\.\d+)?$/.test(value.trim()) ? n : value);
+    } else if (spec.kind === 'bool') {
+      const flag = value.trim().toLowerCase();
+      setPath(raw, field, ['true', '1', 'yes', 'on'].includes(flag) ? true : ['false', '0', 'no', 'off'].includes(flag) ? false : value);
     } else {
       setPath(raw, field, value);
     }
@@ -123,6 +158,17 @@ export function loadConfig(env: Env = process.env): RuntimeConfig {
       const spec = FIELDS[field];
       const source = sources.get(field) ?? (env.DURABLE_AGENT_CONFIG ? `config file ${env.DURABLE_AGENT_CONFIG}` : 'default');
       problems.push({ field, source, message: issue.message, fix: spec?.fix ?? 'see the configuration table in the README' });
+    }
+  }
+  if (result.success) {
+    const { memory } = result.data;
+    if (memory.strongThreshold !== undefined && memory.weakThreshold !== undefined && memory.weakThreshold > memory.strongThreshold) {
+      problems.push({
+        field: 'memory.weakThreshold',
+        source: sources.get('memory.weakThreshold') ?? 'config file',
+        message: `is above memory.strongThreshold (${memory.weakThreshold} > ${memory.strongThreshold})`,
+        fix: 'set MEMORY_WEAK_THRESHOLD below MEMORY_STRONG_THRESHOLD',
+      });
     }
   }
   if (result.success) {

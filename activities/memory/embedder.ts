@@ -1,0 +1,156 @@
+import type OpenAI from 'openai';
+import { offlineEmbedding } from '../../scripted-model/offline-embedding';
+import { classifyModelError } from '../model-activities';
+
+/**
+ * Turns texts into vectors. The id names the vector space: memories embedded
+ * under one id are only ever compared with queries embedded under the same id.
+ */
+export interface Embedder {
+  readonly id: string;
+  /** Vector length; 0 until an embedder that learns it from the API has made its first call. */
+  readonly dims: number;
+  embed(texts: string[], options?: { signal?: AbortSignal }): Promise<number[][]>;
+}
+
+// Function words and the word "user" say nothing about the topic, but with
+// feature hashing every shared one adds similarity; memory texts are written
+// in the third person ("the user's ...") and queries in the first ("my ..."),
+// so both sides drop them before hashing.
+const OFFLINE_STOPWORDS = new Set(
+  (
+    'a an the and or but if of to in on at for with by from as into about over after before than then so ' +
+    'is are was were be been being am do does did has have had will would can could should shall may might must ' +
+    'i me my mine myself you your yours we our us they them their he him his she her it its this that these those ' +
+    'what which who whom whose when where why how there here s t d ll re ve m ' +
+    'user users please tell know again also just very really some any all not no yes'
+  ).split(' '),
+);
+
+/** Content words of a text, in order: what the offline embedder actually hashes. */
+export function offlineTokens(text: string): string[] {
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !OFFLINE_STOPWORDS.has(w));
+}
+
+/**
+ * A crude English suffix stripper ("works" -> "work", "answers" -> "answer",
+ * "planned" -> "plann"). Applied to both sides alike it only has to be
+ * consistent, not linguistic; it lifted recall on the calibration pairs
+ * without admitting more unrelated pairs.
+ */
+export function lightStem(word: string): string {
+  if (word.length > 5 && word.endsWith('ing')) return word.slice(0, -3);
+  if (word.length > 4 && word.endsWith('ed')) return word.slice(0, -2);
+  if (word.length > 4 && word.endsWith('es') && !word.endsWith('ses')) return word.slice(0, -2);
+  if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
+  return word;
+}
+
+/**
+ * Needs no network and no model: feature hashing over content words (stop
+ * words dropped, suffixes stripped) and their character trigrams, using the
+ * scripted model's `offlineEmbedding`. It
+ * matches shared words and word fragments, not meaning: "car" and
+ * "automobile" are unrelated to it. Good for tests, demos and air-gapped
+ * installs; use a real embedding model for production recall.
+ */
+export class OfflineEmbedder implements Embedder {
+  readonly id: string;
+  constructor(readonly dims = 256) {
+    this.id = `offline-hash-v1-d${dims}`;
+  }
+
+  async embed(texts: string[]): Promise<number[][]> {
+    return texts.map((text) => this.embedOne(text));
+  }
+
+  embedOne(text: string): number[] {
+    const tokens = offlineTokens(text).map(lightStem);
+    // A text of only stopwords still gets a vector of its own words rather than the shared empty vector.
+    return offlineEmbedding(tokens.length > 0 ? tokens.join(' ') : text, this.dims);
+  }
+}
+
+const BATCH = 256;
+
+/** Embeddings through the `openai` SDK's embeddings endpoint (OpenAI, Azure, Ollama, vLLM...). */
+export class OpenAIEmbedder implements Embedder {
+  readonly id: string;
+  private learnedDims = 0;
+
+  constructor(
+    private readonly openai: OpenAI,
+    readonly model: string,
+    private readonly dimensions?: number,
+  ) {
+    this.id = `openai:${model}${dimensions ? `:d${dimensions}` : ''}`;
+  }
+
+  get dims(): number {
+    return this.dimensions ?? this.learnedDims;
+  }
+
+  async embed(texts: string[], options: { signal?: AbortSignal } = {}): Promise<number[][]> {
+    const out: number[][] = [];
+    for (let i = 0; i < texts.length; i += BATCH) {
+      const input = texts.slice(i, i + BATCH).map((t) => (t.trim() === '' ? ' ' : t));
+      let response: Awaited<ReturnType<OpenAI['embeddings']['create']>>;
+      try {
+        response = await this.openai.embeddings.create(
+          { model: this.model, input, encoding_format: 'float', ...(this.dimensions ? { dimensions: this.dimensions } : {}) },
+          { signal: options.signal, maxRetries: 0 },
+        );
+      } catch (err) {
+        throw classifyModelError(err, this.model);
+      }
+      const vectors = [...response.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
+      if (vectors.length !== input.length) {
+        throw classifyModelError(new Error(`the embeddings endpoint returned ${vectors.length} vectors for ${input.length} inputs`), this.model);
+      }
+      out.push(...vectors);
+    }
+    if (out[0]) this.learnedDims = out[0].length;
+    return out;
+  }
+}
+
+/** Similarity cut-offs for one embedder's score distribution. */
+export interface RecallThresholds {
+  /** At or above: injected as a remembered fact. */
+  strong: number;
+  /** At or above (and below strong): injected as a tentative hint. Below: dropped. */
+  weak: number;
+  /** Where the numbers come from, for logs and docs. */
+  basis: string;
+}
+
+/**
+ * Measured on the labelled pairs in bench/memory-calibration-pairs.ts with
+ * bench/memory-thresholds.ts; docs/memory.md explains the choice.
+ */
+const OFFLINE_THRESHOLDS: RecallThresholds = { strong: 0.45, weak: 0.25, basis: 'measured on the labelled calibration pairs (docs/memory.md)' };
+const DEFAULT_THRESHOLDS: RecallThresholds = {
+  strong: 0.72,
+  weak: 0.5,
+  basis: 'general defaults for dense sentence embeddings; measure yours with bench/memory-thresholds.ts',
+};
+
+/** Default thresholds for an embedder id; configuration may override either value. */
+export function defaultThresholds(embedderId: string): RecallThresholds {
+  return embedderId.startsWith('offline-hash-') ? OFFLINE_THRESHOLDS : DEFAULT_THRESHOLDS;
+}
+
+export function resolveThresholds(embedderId: string, overrides: { strongThreshold?: number; weakThreshold?: number }): RecallThresholds {
+  const base = defaultThresholds(embedderId);
+  if (overrides.strongThreshold === undefined && overrides.weakThreshold === undefined) return base;
+  const strong = overrides.strongThreshold ?? base.strong;
+  // One value overridden against the other's default can cross it; the weak tier is then empty rather than inverted.
+  const weak = Math.min(strong, overrides.weakThreshold ?? base.weak);
+  return { strong, weak, basis: 'configured (MEMORY_STRONG_THRESHOLD / MEMORY_WEAK_THRESHOLD)' };
+}
+
+/** The configured embedder: the embeddings endpoint when EMBEDDING_MODEL is set, otherwise the offline one. */
+export function createEmbedder(options: { openai: OpenAI; embeddingModel?: string; dimensions?: number }): Embedder {
+  if (options.embeddingModel) return new OpenAIEmbedder(options.openai, options.embeddingModel, options.dimensions);
+  return new OfflineEmbedder(options.dimensions ?? 256);
+}

@@ -1,0 +1,141 @@
+import type { ChatMessage } from '../../workflows/chat-message';
+import type { UserNamespace } from '../../workflows/session-types';
+import type { RejectionCounts } from './quality-gate';
+
+/**
+ * Inputs and outputs of the memory activities. Plain JSON (dates as ISO
+ * strings), small, and importable by the workflow as types only.
+ */
+
+export type MemoryKindName = 'fact' | 'preference' | 'intent';
+
+/** One memory injected into this turn's context. */
+export interface RecalledMemory {
+  /** Full id, `mem_<24 hex>`. */
+  id: string;
+  /** What the model cites as `[mem:<shortId>]`; unique within one recall. */
+  shortId: string;
+  kind: MemoryKindName;
+  tier: 'strong' | 'weak';
+  text: string;
+  /** The line as it appears in the recalled-memories region. */
+  line: string;
+  /** Cosine similarity to the user's message. */
+  similarity: number;
+  /** Similarity plus the preference-weight boost: the ranking key. */
+  score: number;
+  /** `user`: the user said it; `tool_confirmed`: a tool said it and the user confirmed. */
+  origin: 'user' | 'tool_confirmed';
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface RecallMemoriesInput {
+  namespace: UserNamespace;
+  /** The user's message this turn. */
+  query: string;
+  sessionId: string;
+  turnId: string;
+}
+
+export interface RecallMemoriesResult {
+  strong: RecalledMemory[];
+  weak: RecalledMemory[];
+  tookMs: number;
+  /** The labelled block to put in the context, apart from the conversation; '' when nothing was recalled. */
+  region: string;
+  /** Short ids injected this turn: the only ids an answer may cite. */
+  injectedIds: string[];
+  embedderId: string;
+  thresholds: { strong: number; weak: number };
+  /** Whether the namespace came from this worker's cache (false: it was loaded from MongoDB). */
+  cacheHit: boolean;
+  /** Memories left out: below the weak threshold, over a cap, malformed in MongoDB, or embedded by another embedder. */
+  skipped: { belowWeak: number; overCap: number; malformed: number; otherEmbedder: number };
+}
+
+export interface ExtractMemoriesInput {
+  namespace: UserNamespace;
+  sessionId: string;
+  /**
+   * The turns since the last extraction pass (or the turn that triggered an
+   * event). `startedAt` (the workflow's `Turn.startedAt`) dates each statement,
+   * so an old turn processed late never overwrites a newer memory.
+   */
+  turns: Array<{ turnId: string; messages: ChatMessage[]; startedAt?: string }>;
+  reason: 'event' | 'periodic' | 'archive';
+}
+
+export interface ExtractionCounts {
+  /** Candidates the model proposed. */
+  candidates: number;
+  created: number;
+  overwritten: number;
+  reinforced: number;
+  /** Older memories superseded by a contradicting new one. */
+  superseded: number;
+  /** Candidates that matched what is stored already (a retried pass lands here). */
+  unchanged: number;
+  rejected: RejectionCounts;
+  /** Candidates that passed but could not be written (a malformed stored document, say); see the worker log. */
+  errors: number;
+}
+
+export interface SweepExpiredMemoriesInput {
+  /** ISO time to sweep as of; defaults to now. */
+  now?: string;
+}
+
+export interface MemoryView {
+  id: string;
+  kind: MemoryKindName;
+  status: 'active' | 'superseded' | 'expired' | 'deleted';
+  text: string;
+  key?: string;
+  value?: string;
+  statement?: string;
+  polarity?: 'prefers' | 'avoids';
+  weight?: number;
+  origin: 'user' | 'tool_confirmed';
+  sessionId: string;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string;
+}
+
+export interface ListMemoriesInput {
+  namespace: UserNamespace;
+  kinds?: MemoryKindName[];
+  /** Default: active only. */
+  statuses?: MemoryView['status'][];
+  /** Default 100, at most 500. */
+  limit?: number;
+}
+
+export interface ListMemoriesResult {
+  memories: MemoryView[];
+  /** Stored documents that failed to parse and were left out (their ids are in the worker log). */
+  malformed: number;
+}
+
+export interface DeleteMemoryInput {
+  namespace: UserNamespace;
+  /** Full id (`mem_...`). */
+  memoryId: string;
+  reason?: string;
+}
+
+export interface DeleteMemoryResult {
+  deleted: boolean;
+  /** The memory as it was, when it existed in this namespace. */
+  memory?: MemoryView;
+}
+
+/** The memory activities, by name, for `proxyActivities<MemoryActivities>()`. */
+export interface MemoryActivities {
+  recallMemories(input: RecallMemoriesInput): Promise<RecallMemoriesResult>;
+  extractMemories(input: ExtractMemoriesInput): Promise<ExtractionCounts>;
+  sweepExpiredMemories(input: SweepExpiredMemoriesInput): Promise<{ expired: number }>;
+  listMemories(input: ListMemoriesInput): Promise<ListMemoriesResult>;
+  deleteMemory(input: DeleteMemoryInput): Promise<DeleteMemoryResult>;
+}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+/**
+ * One memory the extraction model proposes. Deliberately flat and lenient in
+ * shape: which fields a kind needs is the quality gate's call, so a candidate
+ * missing one is counted as `malformed` instead of failing the whole batch.
+ */
+export const MemoryCandidate = z.object({
+  kind: z.enum(['fact', 'preference', 'intent']),
+  /** Facts: "user" or "user's <thing>". Preferences may leave it out. */
+  subject: z.string().nullish(),
+  /** Facts: a short relation such as "name", "lives in", "works at". */
+  predicate: z.string().nullish(),
+  /** Facts: the concrete value. */
+  value: z.string().nullish(),
+  /** Preferences and intents: what is preferred or planned. */
+  statement: z.string().nullish(),
+  polarity: z.enum(['prefers', 'avoids']).nullish(),
+  /** Preferences: the single dimension it sets ("answer length"). */
+  topic: z.string().nullish(),
+  /** One short third-person sentence for the prompt: "The user prefers concise answers." */
+  text: z.string(),
+  /** The `#n` of the message in the transcript the candidate comes from. */
+  sourceMessageIndex: z.number().int(),
+  fromTool: z.boolean().default(false),
+  userConfirmed: z.boolean().default(false),
+  /** The `#n` of the user message that confirmed a tool-sourced candidate. */
+  confirmationMessageIndex: z.number().int().nullish(),
+  /** Intents: the date after which the plan no longer matters (ISO 8601). */
+  validUntil: z.string().nullish(),
+});
+export type MemoryCandidate = z.infer<typeof MemoryCandidate>;
+
+/** The whole answer the extraction model must give. */
+export const ExtractionOutput = z.object({ candidates: z.array(z.unknown()).max(50) });

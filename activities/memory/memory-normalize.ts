@@ -1,0 +1,112 @@
+import type { PreferencePolarity } from './memory-types';
+
+/**
+ * Normalization decides which statements are "the same": the same fact key
+ * overwrites, the same preference reinforces. It is pure string work, kept
+ * conservative so that different things never collapse into one.
+ */
+
+/** Lowercase, straight quotes, single spaces, no surrounding punctuation. */
+export function normalizeText(text: string): string {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[\u2018\u2019\u02bc]/g, "'")
+    .replace(/[_\s]+/g, ' ')
+    .replace(/^[\s"'`.,;:!?()[\]-]+|[\s"'`.,;:!?()[\]-]+$/g, '')
+    .trim();
+}
+
+const USER_WORDS = /^(?:the user|user|i|me|myself|the customer)$/;
+const USER_POSSESSIVE = /^(?:the user's|user's|the users'|my|the user|user)\s+(.+)$/;
+
+/** "I", "me", "the user" -> "user"; "my dog", "the user's dog" -> "user's dog"; anything else unchanged (and not about the user). */
+export function normalizeSubject(subject: string): string {
+  const s = normalizeText(subject);
+  if (USER_WORDS.test(s)) return 'user';
+  const possessive = USER_POSSESSIVE.exec(s);
+  if (possessive?.[1]) return `user's ${possessive[1]}`;
+  return s;
+}
+
+export function isAboutUser(normalizedSubject: string): boolean {
+  return normalizedSubject === 'user' || normalizedSubject.startsWith("user's ");
+}
+
+// A few spellings models use interchangeably for the same relation; more
+// would risk merging relations that differ.
+const PREDICATE_SYNONYMS: Record<string, string> = {
+  'is named': 'name',
+  'is called': 'name',
+  'name is': 'name',
+  'has name': 'name',
+  named: 'name',
+  called: 'name',
+  'full name': 'name',
+  'lives in': 'lives in',
+  'resides in': 'lives in',
+  'is based in': 'lives in',
+  'based in': 'lives in',
+  'home city': 'lives in',
+  location: 'lives in',
+  'works at': 'works at',
+  'works for': 'works at',
+  'is employed by': 'works at',
+  employer: 'works at',
+  'job title': 'job',
+  'works as': 'job',
+  occupation: 'job',
+  role: 'job',
+  'time zone': 'timezone',
+  'is in time zone': 'timezone',
+};
+
+export function normalizePredicate(predicate: string): string {
+  const p = normalizeText(predicate);
+  return PREDICATE_SYNONYMS[p] ?? p;
+}
+
+export function factKey(subject: string, predicate: string): string {
+  return `${subject}|${predicate}`;
+}
+
+const PREFERENCE_VERBS: Array<[RegExp, PreferencePolarity]> = [
+  [/^(?:does not|doesn't|do not|don't|never) (?:like|want|enjoy|use)s? /, 'avoids'],
+  [/^(?:dislikes?|hates?|avoids?|is against|prefers? not to have|prefers? no|would rather not have) /, 'avoids'],
+  [/^(?:prefers?|likes?|loves?|enjoys?|wants?|would like|would rather have|favou?rs?) /, 'prefers'],
+];
+
+/**
+ * Splits "the user prefers concise answers" into the object ("concise
+ * answers") and the polarity the verb implies; the verb wins over a polarity
+ * field that disagrees with it.
+ */
+export function normalizePreference(statement: string, polarity?: PreferencePolarity | null): { statement: string; polarity: PreferencePolarity } {
+  let s = normalizeText(statement).replace(/^(?:the user|user|i|they)\s+/, '');
+  let found: PreferencePolarity | undefined;
+  for (const [verb, verbPolarity] of PREFERENCE_VERBS) {
+    const match = verb.exec(s);
+    if (match) {
+      s = s.slice(match[0].length);
+      found = verbPolarity;
+      break;
+    }
+  }
+  return { statement: normalizeText(s), polarity: found ?? polarity ?? 'prefers' };
+}
+
+export function normalizeIntent(statement: string): string {
+  return normalizeText(statement)
+    .replace(/^(?:the user|user|i'm|i)\s+/, '')
+    .replace(/^(?:is|am|will|plans? to|is planning to|wants to)\s+/, '');
+}
+
+/** Values are compared without case and surrounding punctuation, shown as given. */
+export function sameValue(a: string, b: string): boolean {
+  return normalizeText(a) === normalizeText(b);
+}
+
+/** Collapses whitespace and trims; keeps case, for text shown to people and the model. */
+export function tidy(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}

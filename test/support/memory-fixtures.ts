@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { MongoClient, type Db } from 'mongodb';
+import { OfflineEmbedder } from '../../activities/memory/embedder';
+import type { FactInput, IntentInput, PreferenceInput } from '../../activities/memory/memory-docs';
+import type { MemorySource } from '../../activities/memory/memory-types';
+
+/** A database of its own for one test file on the stack's MongoDB-compatible server; `close` drops it. */
+export async function openTestDb(name: string): Promise<{ db: Db; close(): Promise<void> }> {
+  const uri = process.env.MONGODB_URI;
+  if (!uri) throw new Error('MONGODB_URI is not set: run the tests through jest, whose global setup starts the stack');
+  const mongo = await new MongoClient(uri).connect();
+  const db = mongo.db(`t_${name}_${randomUUID().slice(0, 8)}`.replace(/-/g, '_'));
+  return {
+    db,
+    async close() {
+      await db.dropDatabase().catch(() => undefined);
+      await mongo.close();
+    },
+  };
+}
+
+export const embedder = new OfflineEmbedder();
+export const DAY = 86_400_000;
+
+export function userSource(sessionId: string, turnId: string, messageIndex = 0): MemorySource {
+  return { sessionId, turnId, messageIndex, role: 'user', origin: 'user' };
+}
+
+interface Common {
+  source: MemorySource;
+  statedAt: Date;
+  expiresAt: Date;
+}
+
+export function fact(predicate: string, value: string, common: Common): FactInput {
+  const text = `The user's ${predicate} is ${value}.`;
+  return { subject: 'user', predicate, key: `user|${predicate}`, value, text, embedding: embedder.embedOne(text), embedderId: embedder.id, ...common };
+}
+
+export function preference(statement: string, common: Common & { polarity?: 'prefers' | 'avoids'; topic?: string }): PreferenceInput {
+  const polarity = common.polarity ?? 'prefers';
+  const text = `The user ${polarity} ${statement}.`;
+  return { statement, polarity, ...(common.topic ? { topic: common.topic } : {}), text, embedding: embedder.embedOne(text), embedderId: embedder.id, source: common.source, statedAt: common.statedAt, expiresAt: common.expiresAt };
+}
+
+export function intent(statement: string, common: Common): IntentInput {
+  const text = `The user is ${statement}.`;
+  return { statement, text, embedding: embedder.embedOne(text), embedderId: embedder.id, ...common };
+}
+
+/** A small deterministic PRNG (mulberry32), so randomized tests replay the same way from their seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
