@@ -9,7 +9,15 @@ import {
 import { ApplicationFailure, defineSearchAttributeKey, TypedSearchAttributes } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
+import { randomUUID } from 'node:crypto';
 import type { agentSession } from '../workflows/agent-session';
+import type { deleteUserMemory, listUserMemories } from '../workflows/maintenance';
+import type {
+  DeleteMemoryInput,
+  DeleteMemoryResult,
+  ListMemoriesInput,
+  ListMemoriesResult,
+} from '../activities/memory/memory-activity-types';
 import { AgentEvent } from '../workflows/events';
 import { FailureType } from '../workflows/failure-types';
 import {
@@ -27,6 +35,7 @@ import {
   DecideToolCallInput,
   SendMessageInput,
   SessionOptions,
+  UserNamespace,
   type SendMessageResult,
   type SessionOptionsInput,
   type SessionView,
@@ -233,6 +242,29 @@ export class AgentClient {
       }
       yield { offset: item.offset, event: parsed.data };
     }
+  }
+
+  /** A user's long-term memories (active ones unless `statuses` says otherwise). */
+  async listMemories(input: ListMemoriesInput): Promise<ListMemoriesResult> {
+    const namespace = parseOr(UserNamespace, input.namespace, 'namespace');
+    return this.client.workflow.execute<typeof listUserMemories>('listUserMemories', {
+      taskQueue: this.taskQueue,
+      workflowId: `memories-list-${namespace.tenant}-${namespace.user}-${randomUUID()}`,
+      args: [{ ...input, namespace }],
+    });
+  }
+
+  /** Deletes one of a user's memories; the audit trail keeps what it was. */
+  async deleteMemory(input: DeleteMemoryInput): Promise<DeleteMemoryResult> {
+    const namespace = parseOr(UserNamespace, input.namespace, 'namespace');
+    if (!/^mem_[0-9a-f]{6,64}$/.test(input.memoryId)) {
+      throw new SessionValidationError(`Invalid memoryId "${input.memoryId}": expected "mem_" followed by hex digits, as listMemories returns.`);
+    }
+    return this.client.workflow.execute<typeof deleteUserMemory>('deleteUserMemory', {
+      taskQueue: this.taskQueue,
+      workflowId: `memories-delete-${input.memoryId}-${randomUUID()}`,
+      args: [{ ...input, namespace }],
+    });
   }
 
   /** The Web UI page of a session. */

@@ -1,3 +1,4 @@
+import { EXTRACTION_SYSTEM_PROMPT } from '../activities/memory/extraction-prompt';
 import { z } from 'zod';
 import type { ScriptedStep, StepResponse } from '../scripted-model';
 import { lastUserIndex, messageText, type ChatRequest } from '../scripted-model/chat-request';
@@ -178,6 +179,12 @@ export function demoScript(): ScriptedStep[] {
       name: 'a long story, slowly',
       match: { lastUserMessage: DEMO_MESSAGES.story },
       respond: { kind: 'text', text: STORY, chunkSize: 4, delayMs: 40 },
+    },
+    {
+      // Archiving the session runs memory extraction over its turns; nothing here is a lasting fact about the user.
+      name: 'extract long-term memories at archive',
+      match: { systemIncludes: EXTRACTION_SYSTEM_PROMPT.slice(0, 60) },
+      respond: { kind: 'json', value: { candidates: [] } },
     },
   ];
 }

@@ -8,6 +8,7 @@ import {
   log,
   makeContinueAsNewFunc,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -16,6 +17,8 @@ import {
 import { defineSearchAttributeKey } from '@temporalio/common';
 import type { SessionActivities } from '../activities/activity-types';
 import type { ArchivedSession } from '../activities/session-archive';
+import type { MemoryActivities } from '../activities/memory/memory-activity-types';
+import { shouldExtractNow } from './memory-events';
 import type { ChatMessage } from './chat-message';
 import { DEFAULT_SYSTEM_PROMPT } from './default-system-prompt';
 import { EventEmitter } from './event-emitter';
@@ -51,6 +54,7 @@ import {
   type SessionOptionsInput,
   type SessionStatus,
   type SessionView,
+  type Turn,
   type TurnOutcome,
   type TurnResult,
 } from './session-types';
@@ -77,6 +81,19 @@ const { summarizeTurns, loadArchive, saveArchive } = proxyActivities<SessionActi
   startToCloseTimeout: '2 minutes',
   retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
 });
+
+// Recall reads MongoDB and scores in memory: short, so a local activity spares a server round trip per turn.
+const { recallMemories } = proxyLocalActivities<MemoryActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 2, initialInterval: '200 milliseconds' },
+});
+const { extractMemories } = proxyActivities<MemoryActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
+});
+
+/** Turns kept for the next memory extraction pass, at most. */
+const MAX_PENDING_EXTRACTION = 20;
 
 function invalid(message: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, FailureType.SessionInputInvalid);
@@ -131,6 +148,8 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   const recentResults: TurnResult[] = carried?.recentResults ?? [];
   let toolRecords: ToolCallRecord[] = carried?.toolRecords ?? [];
   const toolHashes = new Map<string, string>(carried?.toolHashes ?? []);
+  let pendingExtraction: Turn[] = carried?.pendingExtraction ?? [];
+  let memoryWork: Promise<void> = Promise.resolve();
   const pending = new Map<string, PendingConfirmation>();
   const decisions = new Map<string, Decision>();
   let running: RunningTurn | null = null;
@@ -280,26 +299,85 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     }
   };
 
+  /** Recalled memories for this turn's prompt; a failed recall costs the turn its memories, not the turn. */
+  const recall = async (turnId: string, query: string) => {
+    const none = { lines: { strong: [] as string[], weak: [] as string[] }, injectedIds: [] as string[] };
+    if (!options.memory.enabled) return none;
+    try {
+      const r = await recallMemories.executeWithOptions(
+        { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 2, initialInterval: '200 milliseconds' }, summary: 'recall memories' },
+        [{ namespace: options.namespace, query, sessionId, turnId }],
+      );
+      counters.memoriesRecalled += r.strong.length + r.weak.length;
+      if (r.strong.length + r.weak.length > 0) {
+        events.emit({ type: 'memory_recalled', turnId, strong: r.strong.map((m) => m.shortId), weak: r.weak.map((m) => m.shortId), tookMs: r.tookMs });
+      }
+      return { lines: { strong: r.strong.map((m) => m.line), weak: r.weak.map((m) => m.line) }, injectedIds: r.injectedIds };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      events.emit({ type: 'error', turnId, errorType: 'MemoryRecallFailed', message: `Memories could not be recalled this turn: ${err instanceof Error ? err.message : String(err)}` });
+      return none;
+    }
+  };
+
+  /**
+   * Extracts long-term memories from the turns since the last pass, in the
+   * background: the next turn does not wait for it, continue-as-new and
+   * archive do.
+   */
+  const scheduleExtraction = (reason: 'event' | 'periodic' | 'archive'): void => {
+    const turns = pendingExtraction;
+    pendingExtraction = [];
+    if (turns.length === 0) return;
+    memoryWork = memoryWork.then(async () => {
+      try {
+        await extractMemories.executeWithOptions(
+          {
+            startToCloseTimeout: '2 minutes',
+            retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
+            summary: `extract memories (${reason}, ${turns.length} turns)`,
+          },
+          [{ namespace: options.namespace, sessionId, turns: turns.map((t) => ({ turnId: t.turnId, messages: t.messages, startedAt: t.startedAt })), reason }],
+        );
+        counters.memoryExtractions += 1;
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        events.emit({ type: 'error', errorType: 'MemoryExtractionFailed', message: `Memory extraction (${reason}) failed: ${err.cause?.message ?? err.message}` });
+      }
+    });
+  };
+
   const runTurn = async (message: QueuedMessage): Promise<void> => {
     const turn: RunningTurn = { turnId: message.turnId, scope: new CancellationScope(), step: 0 };
     running = turn;
     if (status !== 'active') setStatus('active');
     const messages: ChatMessage[] = [{ role: 'user', content: message.text }];
-    const prefix = context.prompt(options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, []);
     let outcome: TurnOutcome = 'completed';
     let text = '';
     let modelCalls = 0;
     let toolCalls = 0;
     let error: string | undefined;
     try {
-      const result = await turn.scope.run(() =>
-        runReactTurn({
+      const result = await turn.scope.run(async () => {
+        const memory = await recall(turn.turnId, message.text);
+        return runReactTurn({
           sessionId,
           turnId: turn.turnId,
           options,
           events,
-          prefix,
+          prefix: context.prompt(options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, [], memory.lines),
           messages,
+          citations:
+            options.memory.enabled && options.memory.citationCheck
+              ? {
+                  injectedIds: memory.injectedIds,
+                  onFlag: (unknownIds, action) => {
+                    if (action === 'regenerated') counters.citationsRegenerated += 1;
+                    else counters.citationsFlagged += 1;
+                    events.emit({ type: 'citation_flagged', turnId: turn.turnId, unknownIds, action });
+                  },
+                }
+              : undefined,
           toolHashes,
           onStep: (step) => {
             turn.step = step;
@@ -316,8 +394,8 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
           },
           awaitDecision,
           setActivity,
-        }),
-      );
+        });
+      });
       text = result.text;
       if (result.hitStepLimit) {
         outcome = 'step_limit';
@@ -342,7 +420,13 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       }
     }
     counters.turns += 1;
-    context.addTurn({ turnId: turn.turnId, messages, outcome, startedAt: message.receivedAt, endedAt: nowIso() });
+    const finished: Turn = { turnId: turn.turnId, messages, outcome, startedAt: message.receivedAt, endedAt: nowIso() };
+    context.addTurn(finished);
+    if (options.memory.enabled) {
+      pendingExtraction = [...pendingExtraction, finished].slice(-MAX_PENDING_EXTRACTION);
+      if (shouldExtractNow(message.text)) scheduleExtraction('event');
+      else if (pendingExtraction.length >= options.memory.extractEveryTurns) scheduleExtraction('periodic');
+    }
     const result: TurnResult = { turnId: turn.turnId, outcome, text, modelCalls, toolCalls, error };
     recentResults.push(result);
     if (recentResults.length > RESULT_MEMORY) recentResults.shift();
@@ -417,6 +501,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       recentResults,
       toolRecords,
       toolHashes: [...toolHashes.entries()],
+      pendingExtraction,
       stream: events.stream.getState(),
     };
   };
@@ -436,6 +521,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       await foldEvicted();
       largestTurnEvents = Math.max(largestTurnEvents, workflowInfo().historyLength - before);
       if (historyTooLong() && queue.length === 0) {
+        await memoryWork;
         counters.continuedAsNew += 1;
         events.stream.detachPollers();
         await condition(allHandlersFinished);
@@ -448,6 +534,8 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   }
 
   closing = true;
+  if (options.memory.enabled) scheduleExtraction('archive');
+  await memoryWork;
   // Event readers long-poll through updates; detach them, or waiting for handlers would wait for the next event forever.
   events.stream.detachPollers();
   await condition(allHandlersFinished);

@@ -97,6 +97,26 @@ export const ErrorEvent = z.object({
   message: z.string(),
 });
 
+export const MemoryRecalledEvent = z.object({
+  type: z.literal('memory_recalled'),
+  ...base,
+  turnId: z.string(),
+  /** Short ids injected this turn, strong first. */
+  strong: z.array(z.string()),
+  weak: z.array(z.string()),
+  tookMs: z.number(),
+});
+
+export const CitationFlaggedEvent = z.object({
+  type: z.literal('citation_flagged'),
+  ...base,
+  turnId: z.string(),
+  /** Ids the answer cited that were not injected this turn. */
+  unknownIds: z.array(z.string()),
+  /** `regenerated`: the answer was asked for again; `removed`: the citations were stripped from the final answer. */
+  action: z.enum(['regenerated', 'removed']),
+});
+
 /** Everything a session streams to its observers, discriminated on `type`. */
 export const AgentEvent = z.discriminatedUnion('type', [
   TextDeltaEvent,
@@ -108,6 +128,8 @@ export const AgentEvent = z.discriminatedUnion('type', [
   ConfirmationDecidedEvent,
   TurnCompletedEvent,
   ErrorEvent,
+  MemoryRecalledEvent,
+  CitationFlaggedEvent,
 ]);
 export type AgentEvent = z.infer<typeof AgentEvent>;
 export type AgentEventType = AgentEvent['type'];

@@ -1,2 +1,2 @@
 export { agentSession } from './agent-session';
-export { maintenanceSweep } from './maintenance';
+export { deleteUserMemory, listUserMemories, maintenanceSweep } from './maintenance';

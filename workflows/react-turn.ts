@@ -17,6 +17,7 @@ import { FailureType, nonRetryableFailureTypes } from './failure-types';
 import type { PendingConfirmation, SessionOptions } from './session-types';
 import { planToolCall, type ToolCallPlan } from './tool-call-plan';
 import { toolErrorContent } from './tool-feedback';
+import { checkCitations, citationCorrection } from './memory-citations';
 import { nowMs } from './workflow-clock';
 import type { ToolSpec } from './tool-spec';
 
@@ -78,6 +79,8 @@ export interface TurnContext {
   toolHashes: Map<string, string>;
   /** Registers a pending confirmation and resolves with its decision. */
   awaitDecision(pending: PendingConfirmation): Promise<Decision>;
+  /** Memory ids injected this turn; present when the citation check is on. */
+  citations?: { injectedIds: string[]; onFlag(unknownIds: string[], action: 'regenerated' | 'removed'): void };
   setActivity(activity: 'thinking' | 'running_tools' | 'awaiting_confirmation'): void;
 }
 
@@ -141,8 +144,10 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
   const texts: string[] = [];
   let modelCalls = 0;
   let toolCalls = 0;
+  // One extra model call is allowed to regenerate an answer that cited an unknown memory.
+  let regenerations = 0;
 
-  for (let step = 1; step <= options.limits.maxSteps; step++) {
+  for (let step = 1; step <= options.limits.maxSteps + regenerations; step++) {
     ctx.onStep(step);
     ctx.setActivity('thinking');
     let reply: CallModelResult;
@@ -175,6 +180,24 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     if (reply.toolCalls.length > 0) assistant.tool_calls = reply.toolCalls;
     ctx.messages.push(assistant);
     if (reply.toolCalls.length === 0) {
+      const check = ctx.citations ? checkCitations(reply.content ?? '', ctx.citations.injectedIds) : null;
+      if (ctx.citations && check && check.unknown.length > 0) {
+        if (regenerations === 0) {
+          regenerations = 1;
+          ctx.citations.onFlag(check.unknown, 'regenerated');
+          texts.pop();
+          ctx.messages.push({ role: 'user', content: `[runtime check] ${citationCorrection(check.unknown, ctx.citations.injectedIds)}` });
+          continue;
+        }
+        ctx.citations.onFlag(check.unknown, 'removed');
+        texts[texts.length - 1] = check.cleaned;
+        assistant.content = check.cleaned;
+      }
+      if (regenerations > 0) {
+        // The rejected answer and the correction are not part of the conversation the user sees.
+        const correction = ctx.messages.findIndex((m) => m.role === 'user' && m.content.startsWith('[runtime check] '));
+        if (correction > 0) ctx.messages.splice(correction - 1, 2);
+      }
       return { text: texts.join('\n\n'), modelCalls, toolCalls, hitStepLimit: false };
     }
 

@@ -1,7 +1,7 @@
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { ToolCallOutcome } from './react-turn';
 import type { ContextState } from './session-context';
-import type { SendMessageResult, SessionCounters, SessionStatus, TurnResult } from './session-types';
+import type { SendMessageResult, SessionCounters, SessionStatus, Turn, TurnResult } from './session-types';
 
 /** A message accepted by `sendMessage` and waiting for its turn. */
 export interface QueuedMessage {
@@ -34,6 +34,8 @@ export interface CarriedState {
   recentResults: TurnResult[];
   toolRecords: ToolCallRecord[];
   toolHashes: Array<[string, string]>;
+  /** Turns since the last memory extraction pass. */
+  pendingExtraction?: Turn[];
   stream?: WorkflowStreamState;
 }
 

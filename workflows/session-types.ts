@@ -43,6 +43,16 @@ export const SessionLimits = z.object({
 });
 export type SessionLimits = z.infer<typeof SessionLimits>;
 
+export const MemoryPolicy = z.object({
+  /** Recall before each turn and extract after; the worker's MEMORY_ENABLED can still turn it off. */
+  enabled: z.boolean().default(true),
+  /** Periodic extraction over the turns since the last pass. */
+  extractEveryTurns: z.number().int().min(1).max(100).default(5),
+  /** Check the memory ids an answer cites; regenerate once, then strip and flag unknown ones. */
+  citationCheck: z.boolean().default(true),
+});
+export type MemoryPolicy = z.infer<typeof MemoryPolicy>;
+
 export const BusyPolicy = z.enum(['interrupt', 'queue']);
 export type BusyPolicy = z.infer<typeof BusyPolicy>;
 
@@ -56,6 +66,7 @@ export const SessionOptions = z.object({
   model: z.object({ name: z.string().optional(), temperature: z.number().min(0).max(2).optional() }).prefault({}),
   toolPolicy: ToolPolicy.prefault({}),
   limits: SessionLimits.prefault({}),
+  memory: MemoryPolicy.prefault({}),
   busyPolicy: BusyPolicy.default('interrupt'),
 });
 export type SessionOptions = z.infer<typeof SessionOptions>;
@@ -137,6 +148,10 @@ export const SessionCounters = z.object({
   continuedAsNew: z.number().int(),
   summariesFolded: z.number().int(),
   summaryFailures: z.number().int(),
+  memoriesRecalled: z.number().int().default(0),
+  memoryExtractions: z.number().int().default(0),
+  citationsRegenerated: z.number().int().default(0),
+  citationsFlagged: z.number().int().default(0),
 });
 export type SessionCounters = z.infer<typeof SessionCounters>;
 
@@ -150,6 +165,10 @@ export const emptyCounters = (): SessionCounters => ({
   continuedAsNew: 0,
   summariesFolded: 0,
   summaryFailures: 0,
+  memoriesRecalled: 0,
+  memoryExtractions: 0,
+  citationsRegenerated: 0,
+  citationsFlagged: 0,
 });
 
 /** What the `getSession` query returns. */

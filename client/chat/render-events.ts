@@ -159,6 +159,17 @@ export class EventRenderer {
       case 'error':
         this.line(`  ${s.red(`✗ ${event.errorType}:`)} ${event.message}`);
         return;
+      case 'memory_recalled': {
+        const ids = [...event.strong.map((id) => `[mem:${id}]`), ...event.weak.map((id) => `[mem:${id}]?`)];
+        if (this.verbose || ids.length > 0) this.line(s.dim(`  · recalled ${ids.join(' ')}`));
+        return;
+      }
+      case 'citation_flagged':
+        this.line(
+          `  ${s.yellow('⚑')} cited unknown memory ${event.unknownIds.map((id) => `[mem:${id}]`).join(', ')}: ` +
+            (event.action === 'regenerated' ? 'asking the model again' : 'citation removed'),
+        );
+        return;
       default: {
         const unhandled: never = event;
         throw new Error(`render-events: unhandled event ${JSON.stringify(unhandled)}`);

@@ -1,4 +1,4 @@
-import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
+import { collectEvents, eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 import { isSummaryRequest, scriptedSummary } from '../support/scripted-summarizer';
 import { SESSIONS_COLLECTION, SessionArchiveRepository } from '../../activities/session-archive';
 import { ensureMaintenanceSchedule } from '../../workers/maintenance-schedule';

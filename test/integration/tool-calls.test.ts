@@ -13,7 +13,6 @@ afterAll(async () => {
 
 const toolMessages = (body: unknown) =>
   ((body as ChatRequest).messages as Array<{ role: string; tool_call_id?: string; content?: unknown }>).filter((m) => m.role === 'tool');
-const offered = (body: unknown) => ((body as ChatRequest).tools ?? []).map((t) => t.function.name);
 
 describe('tool calls in the ReAct loop', () => {
   it('runs calls from one response in parallel and returns results in call order, paired by tool_call_id', async () => {

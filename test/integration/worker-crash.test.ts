@@ -24,6 +24,7 @@ function startChildWorker(): Promise<ChildProcess> {
       OPENAI_BASE_URL: env.config.model.baseUrl,
       OPENAI_API_KEY: 'test-key',
       MODEL_NAME: 'scripted',
+      MAINTENANCE_EVERY_MS: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -96,8 +96,13 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
   };
 }
 
+/**
+ * Session options for tests. Long-term memory is off unless a test turns it
+ * on: with it, sessions make extraction calls to the model that tests of
+ * other behaviour would have to script.
+ */
 export function sessionOptions(sessionId: string, extra: Partial<SessionOptionsInput> = {}): SessionOptionsInput {
-  return { sessionId, namespace: { tenant: 'acme', user: 'ana' }, ...extra };
+  return { sessionId, namespace: { tenant: 'acme', user: 'ana' }, memory: { enabled: false }, ...extra };
 }
 
 /** Reads events until `until` says stop (inclusive), failing after `timeoutMs`. */

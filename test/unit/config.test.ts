@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
 import { ConfigError, describeConfig, loadConfig } from '../../workers/config';
 
 describe('runtime configuration', () => {
@@ -40,8 +42,7 @@ describe('runtime configuration', () => {
   });
 
   it('reads a JSON config file and lets the environment win', () => {
-    const fs = require('node:fs') as typeof import('node:fs');
-    const path = `${require('node:os').tmpdir()}/durable-agent-config-${process.pid}.json`;
+    const path = `${tmpdir()}/durable-agent-config-${process.pid}.json`;
     fs.writeFileSync(path, JSON.stringify({ temporal: { taskQueue: 'from-file' }, limits: { maxSteps: 7 }, model: { baseUrl: 'http://127.0.0.1:1/v1' } }));
     const config = loadConfig({ DURABLE_AGENT_CONFIG: path, AGENT_MAX_STEPS: '9' });
     expect(config.temporal.taskQueue).toBe('from-file');
