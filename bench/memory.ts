@@ -2,7 +2,8 @@
  * `npx tsx bench/memory.ts` (or `npm run bench:memory`): recall latency.
  *
  * Seeds 2,000 memories in one namespace and 49 more namespaces (50 in the
- * collection) in a bench database of its own on the local stack's
+ * collection) in a bench database of its own (`bench_memory_<run id>`,
+ * dropped before and after) on the local stack's
  * MongoDB-compatible server, then times `recallMemories` end to end (embed
  * the message, check the namespace generation, score, tier, format) for
  * warm queries against the big namespace. Also reports the cold load and
@@ -11,6 +12,7 @@
  *
  *   npx tsx bench/memory.ts [--queries 200] [--memories 2000] [--namespaces 50] [--others 100]
  */
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { MongoClient } from 'mongodb';
 import OpenAI from 'openai';
@@ -25,7 +27,8 @@ import { ensureStack } from '../scripts/stack';
 import { median, percentile, round } from './support/stats';
 
 const TARGET_P95_MS = 20;
-const DATABASE = 'bench_memory';
+// A database of its own per run, so two runs on one stack cannot drop each other's data.
+const DATABASE = `bench_memory_${randomUUID().slice(0, 8)}`;
 const DAY = 86_400_000;
 
 function options() {
@@ -119,7 +122,7 @@ async function main(): Promise<void> {
     for (let i = 1; i < opts.namespaces; i++) {
       await repo.forNamespace({ tenant: `tenant-${i % 7}`, user: `user-${i}` }).importMany(seedInputs(opts.others, `bench-seed-${i}`, now, embedder), now);
     }
-    const total = await db.collection('memories').estimatedDocumentCount();
+    const total = await db.collection('memories').countDocuments({});
     log(`[bench] seeded ${total} memories in ${round((performance.now() - seedStarted) / 1000, 1)} s`);
 
     const openai = new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'unused', maxRetries: 0 });
@@ -176,9 +179,9 @@ async function main(): Promise<void> {
     };
     log(`[bench] warm recall: median ${report.recall_ms_median} ms, p95 ${report.recall_ms_p95} ms (target p95 <= ${TARGET_P95_MS} ms), max ${report.recall_ms_max} ms`);
     log(`[bench] cold recall ${report.cold_recall_ms} ms; recall right after a write ${report.reload_after_write_ms_median} ms (median of ${reload.length})`);
-    await db.dropDatabase();
     console.log(JSON.stringify(report));
   } finally {
+    await mongo.db(DATABASE).dropDatabase().catch(() => undefined);
     await mongo.close();
   }
 }

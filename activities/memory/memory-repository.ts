@@ -13,7 +13,7 @@ import {
   type VersionFields,
 } from './memory-docs';
 import { sameValue } from './memory-normalize';
-import { memoryCollections, NamespaceWriter, type Decision, type MemoryCollections, type WriteContext } from './memory-store';
+import { memoryCollections, NamespaceWriter, type Decision, type MemoryCollections, type WriteContext, type WriterOptions } from './memory-store';
 import {
   MemoryDocError,
   MemoryNamespace,
@@ -28,7 +28,7 @@ import {
   type MemoryStatus,
 } from './memory-types';
 
-export { MEMORIES_COLLECTION, MEMORY_AUDIT_COLLECTION, MEMORY_NAMESPACES_COLLECTION, MemoryWriteConflictError, type WriteContext } from './memory-store';
+export { MEMORIES_COLLECTION, MEMORY_AUDIT_COLLECTION, MEMORY_NAMESPACES_COLLECTION, MemoryWriteConflictError, type WriteContext, type WriterOptions } from './memory-store';
 export { subscribeToNamespaceChanges, type NamespaceChange, type NamespaceChangeListener } from './namespace-changes';
 
 export type WriteOutcome = 'created' | 'overwritten' | 'reinforced' | 'unchanged';
@@ -53,14 +53,17 @@ const SCOPE_TOKEN: unique symbol = Symbol('ScopedMemories');
 export class MemoryRepository {
   private readonly collections: MemoryCollections;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly options: WriterOptions = {},
+  ) {
     this.collections = memoryCollections(db);
   }
 
   /** Validates the namespace and returns the handle every memory operation goes through. */
   forNamespace(ns: MemoryNamespace): ScopedMemories {
     const parsed = MemoryNamespace.parse(ns);
-    return new ScopedMemories(SCOPE_TOKEN, parsed, this.collections);
+    return new ScopedMemories(SCOPE_TOKEN, parsed, this.collections, this.options);
   }
 
   /**
@@ -129,11 +132,12 @@ export class ScopedMemories {
     token: typeof SCOPE_TOKEN,
     namespace: MemoryNamespace,
     private readonly collections: MemoryCollections,
+    options: WriterOptions = {},
   ) {
     if (token !== SCOPE_TOKEN) throw new Error('ScopedMemories comes from MemoryRepository.forNamespace(ns)');
     this.namespace = namespace;
     this.nsKey = namespaceKey(namespace);
-    this.writer = new NamespaceWriter(namespace, this.nsKey, collections);
+    this.writer = new NamespaceWriter(namespace, this.nsKey, collections, options);
   }
 
   private write(id: string, ctx: WriteContext, decide: (current: MemoryDoc | null) => Decision): Promise<AuditAction | null> {

@@ -1,7 +1,7 @@
 import { MongoServerError, type Collection, type Db } from 'mongodb';
 import { auditEntryFor, namespaceFields, toStored, type StoredAudit, type StoredMemory } from './memory-docs';
 import { notifyNamespaceChange } from './namespace-changes';
-import { LastChange, parseMemory, snapshotOf, type AuditActor, type AuditAction, type MemoryDoc, type MemoryNamespace } from './memory-types';
+import { parseMemory, snapshotOf, type AuditAction, type AuditActor, type MemoryChange, type MemoryDoc, type MemoryNamespace } from './memory-types';
 
 export const MEMORIES_COLLECTION = 'memories';
 export const MEMORY_AUDIT_COLLECTION = 'memory_audit';
@@ -45,78 +45,114 @@ export class MemoryWriteConflictError extends Error {
   override readonly name = 'MemoryWriteConflictError';
 }
 
-/** Optimistic writes retry this often when another writer moved the version in between. */
-const MAX_WRITE_ATTEMPTS = 5;
+export interface WriterOptions {
+  /**
+   * Serialize this process's writes per namespace (default true). Tests that
+   * simulate several workers in one process turn it off.
+   */
+  serializeWrites?: boolean;
+  /** How long a claimed version may stay unwritten before another writer finishes it (default 30 s). */
+  claimLeaseMs?: number;
+}
+
+const MAX_WRITE_ATTEMPTS = 12;
+const DEFAULT_CLAIM_LEASE_MS = 30_000;
 
 const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000;
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+// Per-namespace queues of this process's writes. FerretDB 1.x applies
+// concurrent updates to one document non-atomically (measured: concurrent
+// conditional replaces both "match", concurrent $inc loses increments), so
+// writes from one worker never overlap within a namespace.
+const queues = new Map<string, Promise<unknown>>();
+
+async function serialized<T>(key: string, run: () => Promise<T>): Promise<T> {
+  const previous = queues.get(key) ?? Promise.resolve();
+  const result = previous.then(run, run);
+  const tail = result.then(
+    () => undefined,
+    () => undefined,
+  );
+  queues.set(key, tail);
+  try {
+    return await result;
+  } finally {
+    if (queues.get(key) === tail) queues.delete(key);
+  }
+}
 
 /**
- * Versioned, audited writes to one namespace's memories, with only
- * single-document atomicity (FerretDB has no transactions).
+ * Versioned, audited writes to one namespace's memories, correct without
+ * transactions and without relying on atomic updates, so MongoDB and
+ * FerretDB behave alike.
  *
- * A write reads the document, decides, and replaces it conditionally on the
- * version it read (inserts when new); a lost race reads again. The change is
- * stored on the document in that same atomic write (`lastChange`), so the
- * audit entry written next, under a deterministic id, can be rebuilt by the
- * next touch if the process dies in between. Then the namespace's generation
- * is bumped and this process's recall caches are told what changed.
+ * A version is claimed before it is written: the writer inserts the audit
+ * entry `<memoryId>:v<n+1>`, and only one insert of an `_id` can succeed on
+ * either server. The claimant then writes the document; a loser reads again
+ * and decides again on the new version. The claim carries the whole new
+ * document until the write is done, so if the claimant dies another writer
+ * finishes it after a lease. The audit therefore never misses a version,
+ * and no two writers ever produce the same one.
  */
 export class NamespaceWriter {
+  private readonly serialize: boolean;
+  private readonly leaseMs: number;
+
   constructor(
     private readonly namespace: MemoryNamespace,
     private readonly nsKey: string,
     private readonly collections: MemoryCollections,
-  ) {}
+    options: WriterOptions = {},
+  ) {
+    this.serialize = options.serializeWrites ?? true;
+    this.leaseMs = options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
+  }
 
   /** Runs `decide` on the current document and writes what it returns; the action taken, or null. */
-  async write(id: string, ctx: WriteContext, decide: (current: MemoryDoc | null) => Decision): Promise<AuditAction | null> {
+  write(id: string, ctx: WriteContext, decide: (current: MemoryDoc | null) => Decision): Promise<AuditAction | null> {
+    const run = () => this.writeOnce(id, ctx, decide);
+    return this.serialize ? serialized(this.nsKey, run) : run();
+  }
+
+  /** Inserts new documents in bulk (version 1), each with its audit entry, and bumps the generation once. */
+  insertNew(docs: MemoryDoc[], change: MemoryChange): Promise<void> {
+    const run = async () => {
+      for (let i = 0; i < docs.length; i += 500) {
+        const slice = docs.slice(i, i + 500);
+        await this.collections.audits.insertMany(slice.map((doc) => auditEntryFor(doc, change)), { ordered: false });
+        await this.collections.memories.insertMany(slice.map(toStored), { ordered: false });
+      }
+      await this.bumpGeneration(change.at, docs);
+    };
+    return this.serialize ? serialized(this.nsKey, run) : run();
+  }
+
+  private async writeOnce(id: string, ctx: WriteContext, decide: (current: MemoryDoc | null) => Decision): Promise<AuditAction | null> {
     for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
       const raw = await this.collections.memories.findOne({ _id: id, ns: this.nsKey });
       const current = raw ? parseMemory(raw) : null;
       const decision = decide(current);
-      if (!decision) {
-        if (raw && current) await this.repairAudit(raw, current, ctx.now);
-        return null;
-      }
-      const change: LastChange = { action: decision.action, reason: decision.reason, before: current ? snapshotOf(current) : null, at: ctx.now, actor: ctx.actor };
-      const next = { ...decision.next, _id: id, ns: this.nsKey, version: (current?.version ?? 0) + 1 } as MemoryDoc;
+      if (!decision) return null;
+      const version = (current?.version ?? 0) + 1;
+      const change: MemoryChange = { action: decision.action, reason: decision.reason, before: current ? snapshotOf(current) : null, at: ctx.now, actor: ctx.actor };
+      const next = { ...decision.next, _id: id, ns: this.nsKey, version } as MemoryDoc;
       if (next.status !== 'superseded') delete next.supersededBy;
-      if (!(await this.commit(next, change, current?.version ?? null))) continue;
-      await this.insertAudit(auditEntryFor(next, change));
+      const claim: StoredAudit = { ...auditEntryFor(next, change), claimedAt: new Date(), pending: toStored(next) };
+      if (!(await this.insertClaim(claim))) {
+        await this.settleClaim(`${id}:v${version}`, attempt);
+        continue;
+      }
+      await this.apply(claim);
       await this.bumpGeneration(ctx.now, [next]);
       return decision.action;
     }
-    throw new MemoryWriteConflictError(`memory ${id} kept changing under ${MAX_WRITE_ATTEMPTS} attempts to write it; retry`);
+    throw new MemoryWriteConflictError(`memory ${this.nsKey}/${id} kept changing under ${MAX_WRITE_ATTEMPTS} attempts to write it; retry`);
   }
 
-  /** Inserts new documents in bulk (version 1), each with its audit entry, and bumps the generation once. */
-  async insertNew(docs: MemoryDoc[], change: LastChange): Promise<void> {
-    for (let i = 0; i < docs.length; i += 500) {
-      const slice = docs.slice(i, i + 500);
-      await this.collections.memories.insertMany(slice.map((doc) => toStored(doc, change)), { ordered: false });
-      await this.collections.audits.insertMany(slice.map((doc) => auditEntryFor(doc, change)), { ordered: false });
-    }
-    await this.bumpGeneration(change.at, docs);
-  }
-
-  private async commit(next: MemoryDoc, change: LastChange, expectedVersion: number | null): Promise<boolean> {
-    const stored = toStored(next, change);
-    if (expectedVersion === null) {
-      try {
-        await this.collections.memories.insertOne(stored);
-        return true;
-      } catch (err) {
-        if (isDuplicateKey(err)) return false;
-        throw err;
-      }
-    }
-    const result = await this.collections.memories.replaceOne({ _id: next._id, ns: this.nsKey, version: expectedVersion }, stored);
-    return result.matchedCount === 1;
-  }
-
-  private async insertAudit(entry: StoredAudit): Promise<boolean> {
+  private async insertClaim(claim: StoredAudit): Promise<boolean> {
     try {
-      await this.collections.audits.insertOne(entry);
+      await this.collections.audits.insertOne(claim);
       return true;
     } catch (err) {
       if (isDuplicateKey(err)) return false;
@@ -124,11 +160,37 @@ export class NamespaceWriter {
     }
   }
 
-  /** Writes the audit entry of the current version if an earlier attempt died before it did. */
-  private async repairAudit(raw: StoredMemory, current: MemoryDoc, now: Date): Promise<void> {
-    const change = LastChange.safeParse(raw.lastChange);
-    if (!change.success) return;
-    if (await this.insertAudit(auditEntryFor(current, change.data))) await this.bumpGeneration(now, [current]);
+  /** Writes a claimed version's document, then marks the claim done. Safe to run twice. */
+  private async apply(claim: StoredAudit): Promise<void> {
+    const doc = claim.pending;
+    if (!doc) return;
+    if (doc.version === 1) {
+      try {
+        await this.collections.memories.insertOne(doc);
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+    } else {
+      // Matches nothing when another writer already finished this claim: same content, nothing lost.
+      await this.collections.memories.replaceOne({ _id: doc._id, ns: this.nsKey, version: doc.version - 1 }, doc);
+    }
+    await this.collections.audits.updateOne({ _id: claim._id }, { $unset: { pending: '' } });
+  }
+
+  /**
+   * Someone else holds the claim on this version. Usually they are writing it
+   * right now: wait briefly and read again. A claim still pending after the
+   * lease belongs to a writer that died: finish its write.
+   */
+  private async settleClaim(claimId: string, attempt: number): Promise<void> {
+    const claim = await this.collections.audits.findOne({ _id: claimId });
+    if (!claim?.pending) return;
+    const age = Date.now() - (claim.claimedAt instanceof Date ? claim.claimedAt.getTime() : 0);
+    if (age >= this.leaseMs) {
+      await this.apply(claim);
+      return;
+    }
+    await pause(Math.min(200, 10 * 2 ** Math.min(attempt, 5)));
   }
 
   /** Bumps the namespace's generation and tells this process's recall caches what changed. */

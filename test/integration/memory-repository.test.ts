@@ -1,5 +1,7 @@
 import type { Db } from 'mongodb';
-import { MemoryRepository, ScopedMemories, MEMORIES_COLLECTION } from '../../activities/memory/memory-repository';
+import { auditEntryFor, toStored } from '../../activities/memory/memory-docs';
+import { MemoryRepository, ScopedMemories, MEMORIES_COLLECTION, MEMORY_AUDIT_COLLECTION } from '../../activities/memory/memory-repository';
+import { snapshotOf, type MemoryDoc } from '../../activities/memory/memory-types';
 import { DAY, fact, intent, openTestDb, preference, userSource } from '../support/memory-fixtures';
 
 const t0 = new Date('2025-05-01T10:00:00Z');
@@ -71,6 +73,43 @@ describe('memory repository on the real MongoDB-compatible server', () => {
     const results = await Promise.all(keys.map((k, i) => me.writeFact(fact(k, `value ${i}`, { source: userSource('s-1', 'turn-1', i), statedAt: at(0), expiresAt: year }), ctx(at(0)))));
     expect(results.map((r) => r.outcome)).toEqual(keys.map(() => 'created'));
     expect(await me.generation()).toBe(keys.length);
+  });
+
+  it('several workers reinforcing one preference at once lose no statement (claims, not atomic updates)', async () => {
+    // Separate repositories without in-process serialization behave like separate workers.
+    const ns = { tenant: 'acme', user: `user-${++n}` };
+    const first = await repo.forNamespace(ns).writePreference(preference('dark mode', { source: userSource('s-0', 'turn-1'), statedAt: at(0), expiresAt: year }), ctx(at(0)));
+    const workers = Array.from({ length: 7 }, () => new MemoryRepository(db, { serializeWrites: false }).forNamespace(ns));
+    const results = await Promise.all(
+      workers.map((w, i) => w.writePreference(preference('dark mode', { source: userSource(`s-${i + 1}`, 'turn-1'), statedAt: at(1), expiresAt: year }), ctx(at(1)))),
+    );
+    expect(results.map((r) => r.outcome)).toEqual(Array.from({ length: 7 }, () => 'reinforced'));
+    const stored = await repo.forNamespace(ns).get(first.memoryId);
+    expect(stored).toMatchObject({ weight: 8, version: 8 });
+    const trail = await repo.forNamespace(ns).auditTrail(first.memoryId);
+    expect(trail.map((a) => a.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(trail.slice(1).every((a) => a.after.weight === (a.before?.weight ?? 0) + 1)).toBe(true);
+  });
+
+  it('a version claimed by a writer that died is finished by the next writer after the lease', async () => {
+    const me = freshUser();
+    const { memoryId } = await me.writeFact(fact('city', 'Lisbon', { source: userSource('s-1', 'turn-1'), statedAt: at(0), expiresAt: year }), ctx(at(0)));
+    const v1 = (await me.get(memoryId)) as MemoryDoc;
+    // The dead writer's claim on version 2: its audit entry, with the document it never wrote.
+    const v2 = { ...v1, kind: 'fact' as const, value: 'Porto', text: "The user's city is Porto.", version: 2, updatedAt: at(1) } as MemoryDoc;
+    const change = { action: 'overwrite' as const, reason: 'dead writer', before: snapshotOf(v1), at: at(1), actor: { by: 'extraction' as const } };
+    await db.collection(MEMORY_AUDIT_COLLECTION).insertOne({ ...auditEntryFor(v2, change), claimedAt: new Date(Date.now() - 60_000), pending: toStored(v2) } as never);
+
+    const next = await me.writeFact(fact('city', 'Faro', { source: userSource('s-1', 'turn-3'), statedAt: at(2), expiresAt: year }), ctx(at(2)));
+    expect(next.outcome).toBe('overwritten');
+    expect(await me.get(memoryId)).toMatchObject({ value: 'Faro', version: 3 });
+    const trail = await me.auditTrail(memoryId);
+    expect(trail.map((a) => [a.version, a.after.value])).toEqual([
+      [1, 'Lisbon'],
+      [2, 'Porto'],
+      [3, 'Faro'],
+    ]);
+    expect(trail[2]?.before?.value).toBe('Porto');
   });
 
   it('a preference stated again gains weight; the same statement replayed does not', async () => {
