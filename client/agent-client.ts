@@ -6,7 +6,7 @@ import {
   WorkflowUpdateFailedError,
   isGrpcServiceError,
 } from '@temporalio/client';
-import { ApplicationFailure, defineSearchAttributeKey, TypedSearchAttributes } from '@temporalio/common';
+import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
@@ -19,6 +19,7 @@ import type {
   ListMemoriesResult,
 } from '../activities/memory/memory-activity-types';
 import { AgentEvent } from '../workflows/events';
+import { SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
 import { FailureType } from '../workflows/failure-types';
 import {
   EVENTS_TOPIC,
@@ -49,9 +50,6 @@ import {
   SessionVersionConflictError,
 } from './errors';
 
-const SessionUserKey = defineSearchAttributeKey('SessionUser', 'KEYWORD');
-const SessionTenantKey = defineSearchAttributeKey('SessionTenant', 'KEYWORD');
-const SessionStatusKey = defineSearchAttributeKey('SessionStatus', 'KEYWORD');
 
 export interface AgentClientOptions {
   client: Client;

@@ -14,13 +14,13 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defineSearchAttributeKey } from '@temporalio/common';
 import type { SessionActivities } from '../activities/activity-types';
 import type { ArchivedSession } from '../activities/session-archive';
 import type { MemoryActivities } from '../activities/memory/memory-activity-types';
 import { shouldExtractNow } from './memory-events';
 import type { ChatMessage } from './chat-message';
 import { DEFAULT_SYSTEM_PROMPT } from './default-system-prompt';
+import { SessionStatusKey } from './search-attributes';
 import { EventEmitter } from './event-emitter';
 import { FailureType } from './failure-types';
 import {
@@ -74,8 +74,6 @@ export interface AgentSessionResult {
   /** Set when another run wrote the archive first (concurrent restore); this run's archive was not written. */
   archiveConflict?: string;
 }
-
-const SessionStatusKey = defineSearchAttributeKey('SessionStatus', 'KEYWORD');
 
 const { summarizeTurns, loadArchive, saveArchive } = proxyActivities<SessionActivities>({
   startToCloseTimeout: '2 minutes',
