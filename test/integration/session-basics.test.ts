@@ -1,4 +1,4 @@
-import { startTestEnv, sessionOptions, collectEvents, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
+import { startTestEnv, sessionOptions, collectEvents, eventually, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
 import { SessionVersionConflictError } from '../../client';
 
 let env: TestEnv;
@@ -73,6 +73,22 @@ describe('a session workflow', () => {
     const from = Math.floor(all.length / 2);
     const resumed = await collectEvents(env.agent, sessionId, turnCompleted(t2.turnId), { fromOffset: from });
     expect(resumed).toEqual(all.slice(from));
+  });
+
+  it('can be found by user and status through search attributes, with a memo to read', async () => {
+    const sessionId = uniqueId('s');
+    const user = uniqueId('user');
+    env.model.script([{ respond: { kind: 'text', text: 'hello' } }], { lane: sessionId });
+    const { turnId } = await env.agent.send(sessionOptions(sessionId, { namespace: { tenant: 'acme', user } }), { text: 'hi' });
+    await env.agent.waitForTurn(sessionId, turnId);
+    const found = await eventually(async () => {
+      const hits = [];
+      for await (const wf of env.client.workflow.list({ query: `SessionUser = '${user}' AND SessionStatus = 'active'` })) hits.push(wf);
+      return hits.length ? hits : null;
+    }, 'the session in visibility');
+    expect(found.map((wf) => wf.workflowId)).toEqual([`session-${sessionId}`]);
+    const description = await env.client.workflow.getHandle(`session-${sessionId}`).describe();
+    expect(description.memo).toMatchObject({ user, tenant: 'acme', status: 'active', version: 1 });
   });
 
   it('rejects an invalid message before anything is written', async () => {
