@@ -52,7 +52,8 @@ async function main(): Promise<void> {
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const agent = new AgentClient({ client, taskQueue });
   const sessionId = `bench-${Date.now()}`;
-  const options = { sessionId, namespace: { tenant: 'bench', user: 'bench' }, limits: { maxHistoryEvents: HISTORY_BUDGET } };
+  // Memory off: this measures context growth, and the scripted model does not play the extraction model.
+  const options = { sessionId, namespace: { tenant: 'bench', user: 'bench' }, limits: { maxHistoryEvents: HISTORY_BUDGET }, memory: { enabled: false } };
   const latencies: number[] = [];
   try {
     for (let i = 1; i <= TURNS; i++) {

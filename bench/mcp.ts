@@ -115,7 +115,7 @@ async function sessionCalls(agent: AgentClient, tools: string[]): Promise<Map<st
   for (let round = 0; [...samples.values()].some((xs) => xs.length < CALLS + WARMUP); round++) {
     for (const tool of tools) {
       const sessionId = `bench-mcp-${tool}-${Date.now()}-${round}`;
-      const options = { sessionId, namespace: { tenant: 'bench', user: 'bench' }, limits: { maxSteps: CALLS_PER_TURN + 1 } };
+      const options = { sessionId, namespace: { tenant: 'bench', user: 'bench' }, limits: { maxSteps: CALLS_PER_TURN + 1 }, memory: { enabled: false } };
       const { turnId } = await agent.send(options, { text: `call ${tool}` });
       // Events are read after the turn: a live subscriber polls the workflow (an update per poll),
       // which would add workflow tasks between the calls being measured.

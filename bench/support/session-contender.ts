@@ -32,6 +32,8 @@ export class SessionContender {
       namespace: { tenant: 'bench', user: 'loop' },
       channel: 'bench',
       limits: { maxSteps: this.steps },
+      // The plain loop has no long-term memory either: compare the ReAct loop alone.
+      memory: { enabled: false },
     };
     const started = performance.now();
     const { turnId } = await this.agent.send(options, { text });
