@@ -5,6 +5,7 @@ import type { ChatRequest } from '../../scripted-model';
 import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
 import { historyText } from '../support/history-text';
 import { HttpReportServer, freePort, readServerEvents, recordingLogger, tempDir, writeMcpConfig } from '../support/mcp-servers';
+import { lastToolContent, scriptCall } from '../support/scripted-steps';
 
 const dir = tempDir('mcp-http');
 const eventsPath = join(dir, 'events.jsonl');
@@ -30,22 +31,7 @@ afterAll(async () => {
 });
 
 const reports = () => env.worker.mcp!.pool.connection('reports')!;
-const lastToolContent = (sessionId: string): string => {
-  const requests = env.model.requestsFor(sessionId);
-  const messages = (requests[requests.length - 1]!.body as ChatRequest).messages as Array<{ role: string; content?: unknown }>;
-  return String(messages.filter((m) => m.role === 'tool').at(-1)!.content);
-};
 const serverEvents = (event: string, tool?: string) => readServerEvents(eventsPath).filter((e) => e.event === event && (tool === undefined || e.tool === tool));
-
-function scriptCall(sessionId: string, name: string, args: Record<string, unknown>, answer = 'Done.') {
-  env.model.script(
-    [
-      { respond: { kind: 'tool_calls', calls: [{ id: `call_${name}_${sessionId}`, name, arguments: args }] } },
-      { match: { hasToolResults: true }, respond: { kind: 'text', text: answer } },
-    ],
-    { lane: sessionId },
-  );
-}
 
 describe('MCP tools over streamable HTTP, through a session', () => {
   it('sends the bearer token from ${VAR} and keeps it out of history, events and logs', async () => {
@@ -83,10 +69,10 @@ describe('MCP tools over streamable HTTP, through a session', () => {
     server.signal('SIGUSR1');
     await eventually(() => serverEvents('sessions_forgotten').length > 0, 'the server to forget its sessions');
     const sessionId = uniqueId('s');
-    scriptCall(sessionId, 'mcp_reports_query_report', { report: 'revenue', quarter: '2025-Q2', region: 'apac' });
+    scriptCall(env.model, sessionId, 'mcp_reports_query_report', { report: 'revenue', quarter: '2025-Q2', region: 'apac' });
     const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'APAC revenue in Q2' });
     expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'completed' });
-    expect(JSON.parse(lastToolContent(sessionId)).rows).toHaveLength(1);
+    expect(JSON.parse(lastToolContent(env.model, sessionId)).rows).toHaveLength(1);
     expect(serverEvents('initialize').length).toBe(initsBefore + 1);
     expect(logger.lines.some((l) => /no longer knows our HTTP session \(404\); initializing a new session/.test(l))).toBe(true);
   });
@@ -105,10 +91,10 @@ describe('MCP tools over streamable HTTP, through a session', () => {
     await server.kill();
     await eventually(() => reports().status === 'reconnecting', 'the connection to notice the server is gone');
     const sessionId = uniqueId('s');
-    scriptCall(sessionId, 'mcp_reports_noop', {}, 'It is down.');
+    scriptCall(env.model, sessionId, 'mcp_reports_noop', {}, 'It is down.');
     const down = await env.agent.send(sessionOptions(sessionId), { text: 'ping' });
     expect(await env.agent.waitForTurn(sessionId, down.turnId)).toMatchObject({ outcome: 'completed', text: 'It is down.' });
-    const error = JSON.parse(lastToolContent(sessionId)).error;
+    const error = JSON.parse(lastToolContent(env.model, sessionId)).error;
     expect(error.type).toBe('ToolFailed');
     expect(error.message).toMatch(/MCP server "reports" is unavailable: .*reconnecting in the background/);
     expect(error.message).toMatch(/Next step: tell the user that the "reports" service is unreachable/);
@@ -116,9 +102,9 @@ describe('MCP tools over streamable HTTP, through a session', () => {
 
     await server.start();
     await eventually(() => reports().status === 'ready', 'the connection to come back', 30_000);
-    scriptCall(sessionId, 'mcp_reports_noop', {}, 'Back.');
+    scriptCall(env.model, sessionId, 'mcp_reports_noop', {}, 'Back.');
     const back = await env.agent.sendTo(sessionId, { text: 'ping again' });
     expect(await env.agent.waitForTurn(sessionId, back.turnId)).toMatchObject({ outcome: 'completed', text: 'Back.' });
-    expect(lastToolContent(sessionId)).toBe('ok');
+    expect(lastToolContent(env.model, sessionId)).toBe('ok');
   }, 60_000);
 });

@@ -3,6 +3,7 @@ import { createAgentWorker } from '../../workers/agent-worker';
 import type { ChatRequest } from '../../scripted-model';
 import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
 import { readServerEvents, recordingLogger, stdioReportServer, tempDir, writeMcpConfig } from '../support/mcp-servers';
+import { lastToolContent, scriptCall } from '../support/scripted-steps';
 
 const dir = tempDir('mcp-stdio');
 const eventsPath = join(dir, 'events.jsonl');
@@ -22,24 +23,7 @@ afterAll(async () => {
 });
 
 const report = () => env.worker.mcp!.pool.connection('report')!;
-const toolMessages = (body: unknown) =>
-  ((body as ChatRequest).messages as Array<{ role: string; content?: unknown }>).filter((m) => m.role === 'tool').map((m) => String(m.content));
-const lastToolContent = (sessionId: string): string => {
-  const requests = env.model.requestsFor(sessionId);
-  return toolMessages(requests[requests.length - 1]!.body).at(-1)!;
-};
 const serverEvents = (event: string, tool?: string) => readServerEvents(eventsPath).filter((e) => e.event === event && (tool === undefined || e.tool === tool));
-
-/** One tool call, then a text answer once the result is in. */
-function scriptCall(sessionId: string, name: string, args: Record<string, unknown>, answer = 'Done.') {
-  env.model.script(
-    [
-      { respond: { kind: 'tool_calls', calls: [{ id: `call_${name}_${sessionId}`, name, arguments: args }] } },
-      { match: { hasToolResults: true }, respond: { kind: 'text', text: answer } },
-    ],
-    { lane: sessionId },
-  );
-}
 
 describe('MCP tools over stdio, through a session', () => {
   it('offers the server tools beside native ones, with risk from annotations, and runs one', async () => {
@@ -53,19 +37,19 @@ describe('MCP tools over stdio, through a session', () => {
     expect([...byName.keys()].some((n) => n.startsWith('mcp_disabled_'))).toBe(false);
 
     const sessionId = uniqueId('s');
-    scriptCall(sessionId, 'mcp_report_query_report', { report: 'revenue', quarter: '2025-Q1', region: 'emea' }, 'EMEA made 1480 kEUR.');
+    scriptCall(env.model, sessionId, 'mcp_report_query_report', { report: 'revenue', quarter: '2025-Q1', region: 'emea' }, 'EMEA made 1480 kEUR.');
     const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'EMEA revenue in Q1?' });
     expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'completed', text: 'EMEA made 1480 kEUR.' });
     const offered = ((env.model.requestsFor(sessionId)[0]!.body as ChatRequest).tools ?? []).map((t) => t.function.name);
     expect(offered).toEqual(expect.arrayContaining(['mcp_report_query_report', 'mcp_report_noop', 'local_calculate']));
-    expect(JSON.parse(lastToolContent(sessionId))).toEqual({ report: 'revenue', unit: 'kEUR', rows: [{ quarter: '2025-Q1', region: 'emea', value: 1480 }] });
+    expect(JSON.parse(lastToolContent(env.model, sessionId))).toEqual({ report: 'revenue', unit: 'kEUR', rows: [{ quarter: '2025-Q1', region: 'emea', value: 1480 }] });
     // One process serves every call: no spawn per call.
     expect(report().connectCount).toBe(1);
   });
 
   it('holds a destructive MCP tool for confirmation and runs it only after approval', async () => {
     const sessionId = uniqueId('s');
-    scriptCall(sessionId, 'mcp_report_delete_report', { report: 'headcount' });
+    scriptCall(env.model, sessionId, 'mcp_report_delete_report', { report: 'headcount' });
     const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'delete the headcount report' });
     const view = await eventually(async () => {
       const v = await env.agent.getSession(sessionId);
@@ -76,15 +60,15 @@ describe('MCP tools over stdio, through a session', () => {
     await env.agent.approve(sessionId, view.pendingConfirmations[0]!.toolCallId);
     await env.agent.waitForTurn(sessionId, turnId);
     expect(serverEvents('call', 'delete_report')).toHaveLength(1);
-    expect(lastToolContent(sessionId)).toBe('Report "headcount" deleted.');
+    expect(lastToolContent(env.model, sessionId)).toBe('Report "headcount" deleted.');
   });
 
   it('returns an isError result to the model as ToolFailed with the server text and a next step', async () => {
     const sessionId = uniqueId('s');
-    scriptCall(sessionId, 'mcp_report_fail', { message: 'the quarter is not closed yet' });
+    scriptCall(env.model, sessionId, 'mcp_report_fail', { message: 'the quarter is not closed yet' });
     const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'close the books' });
     const events = await collectEvents(env.agent, sessionId, turnCompleted(turnId));
-    const error = JSON.parse(lastToolContent(sessionId)).error;
+    const error = JSON.parse(lastToolContent(env.model, sessionId)).error;
     expect(error.type).toBe('ToolFailed');
     expect(error.message).toMatch(/mcp_report_fail: the tool reported an error: the quarter is not closed yet\. Next step: /);
     expect(events.find((e) => e.event.type === 'tool_call_result')?.event).toMatchObject({ ok: false, errorType: 'ToolFailed' });
@@ -92,7 +76,7 @@ describe('MCP tools over stdio, through a session', () => {
 
   it('turns progress notifications into tool_call_progress events', async () => {
     const sessionId = uniqueId('s');
-    scriptCall(sessionId, 'mcp_report_slow', { ms: 900, steps: 3 });
+    scriptCall(env.model, sessionId, 'mcp_report_slow', { ms: 900, steps: 3 });
     const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'work slowly' });
     const events = await collectEvents(env.agent, sessionId, turnCompleted(turnId));
     const progress = events.map((e) => e.event).filter((e) => e.type === 'tool_call_progress');
@@ -101,17 +85,17 @@ describe('MCP tools over stdio, through a session', () => {
     const offsets = events.map((e) => e.event.type);
     expect(offsets.indexOf('tool_call_progress')).toBeGreaterThan(offsets.indexOf('tool_call_start'));
     expect(offsets.lastIndexOf('tool_call_progress')).toBeLessThan(offsets.indexOf('tool_call_result'));
-    expect(lastToolContent(sessionId)).toBe('done after 900 ms');
+    expect(lastToolContent(env.model, sessionId)).toBe('done after 900 ms');
   });
 
   it('times out a hanging tool with a helpful message and tells the server to stop', async () => {
     const sessionId = uniqueId('s');
-    scriptCall(sessionId, 'mcp_report_hang', {});
+    scriptCall(env.model, sessionId, 'mcp_report_hang', {});
     const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'hang' });
     const started = Date.now();
     await env.agent.waitForTurn(sessionId, turnId);
     expect(Date.now() - started).toBeLessThan(8_000);
-    const error = JSON.parse(lastToolContent(sessionId)).error;
+    const error = JSON.parse(lastToolContent(env.model, sessionId)).error;
     expect(error.type).toBe('ToolTimeout');
     expect(error.message).toMatch(/MCP server "report" did not answer within 1\.5 s, so the request was cancelled/);
     expect(error.next_step).toMatch(/slow or unavailable/);
@@ -135,7 +119,7 @@ describe('MCP tools over stdio, through a session', () => {
   it('shows a tool the server adds at runtime after notifications/tools/list_changed', async () => {
     const versionBefore = env.worker.mcp!.toolSource.current().catalog.version;
     const sessionId = uniqueId('s');
-    scriptCall(sessionId, 'mcp_report_enable_extra_tool', {}, 'Enabled.');
+    scriptCall(env.model, sessionId, 'mcp_report_enable_extra_tool', {}, 'Enabled.');
     const first = await env.agent.send(sessionOptions(sessionId), { text: 'turn on summaries' });
     await env.agent.waitForTurn(sessionId, first.turnId);
     await eventually(() => report().tools.some((t) => t.name === 'summarize_quarter'), 'the new tool to be listed');
@@ -150,13 +134,13 @@ describe('MCP tools over stdio, through a session', () => {
     );
     const second = await env.agent.sendTo(sessionId, { text: 'summarize Q2' });
     expect(await env.agent.waitForTurn(sessionId, second.turnId)).toMatchObject({ outcome: 'completed', text: 'Summary ready.' });
-    expect(lastToolContent(sessionId)).toMatch(/^2025-Q2\nrevenue: \d+ kEUR\nsupport: \d+ tickets closed\nheadcount: \d+ people$/);
+    expect(lastToolContent(env.model, sessionId)).toMatch(/^2025-Q2\nrevenue: \d+ kEUR\nsupport: \d+ tickets closed\nheadcount: \d+ people$/);
     env.model.assertDone(sessionId);
   });
 
   it('restarts a server killed mid-session and its tools work again', async () => {
     const sessionId = uniqueId('s');
-    scriptCall(sessionId, 'mcp_report_noop', {});
+    scriptCall(env.model, sessionId, 'mcp_report_noop', {});
     const first = await env.agent.send(sessionOptions(sessionId), { text: 'ping' });
     await env.agent.waitForTurn(sessionId, first.turnId);
     const oldPid = report().pid!;
@@ -166,10 +150,10 @@ describe('MCP tools over stdio, through a session', () => {
     expect(logger.lines.some((l) => /server "report": disconnected: the server process exited/.test(l))).toBe(true);
 
     // Sent while the server is still coming back: the call waits for the reconnect instead of failing.
-    scriptCall(sessionId, 'mcp_report_query_report', { report: 'support', quarter: '2025-Q3', region: 'apac' });
+    scriptCall(env.model, sessionId, 'mcp_report_query_report', { report: 'support', quarter: '2025-Q3', region: 'apac' });
     const second = await env.agent.sendTo(sessionId, { text: 'APAC support in Q3?' });
     expect(await env.agent.waitForTurn(sessionId, second.turnId)).toMatchObject({ outcome: 'completed' });
-    expect(JSON.parse(lastToolContent(sessionId)).rows).toHaveLength(1);
+    expect(JSON.parse(lastToolContent(env.model, sessionId)).rows).toHaveLength(1);
     expect(report().status).toBe('ready');
     expect(report().pid).not.toBe(oldPid);
     expect(report().connectCount).toBe(connects + 1);
