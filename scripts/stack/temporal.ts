@@ -110,6 +110,19 @@ async function reuseRecordedTemporal(paths: StackPaths, settings: TemporalSettin
   return recordView(record, 'reused');
 }
 
+/**
+ * The history service reads its queues of new tasks from the store at most
+ * `*MaxPollRPS` times a second (20 by default, for a cluster under load).
+ * On a one-developer stack that cap is the main wait between an activity
+ * completing and the next workflow task reaching the worker: up to 50 ms,
+ * measured at 17-22 ms on average. Lifting it costs nothing when idle.
+ */
+export const LOW_LATENCY_DYNAMIC_CONFIG = [
+  'history.transferProcessorMaxPollRPS=10000',
+  'history.timerProcessorMaxPollRPS=10000',
+  'history.visibilityProcessorMaxPollRPS=10000',
+];
+
 async function startTemporal(ctx: StackContext, settings: TemporalSettings, log: Log): Promise<ComponentView> {
   const { paths, env } = ctx;
   // Checked before looking for a binary, so a clash is reported in a second
@@ -139,6 +152,7 @@ async function startTemporal(ctx: StackContext, settings: TemporalSettings, log:
     // The UI would otherwise fetch a news feed from the internet on every page load.
     ...(help.includes('--ui-disable-news-fetch') ? ['--ui-disable-news-fetch'] : []),
     ...(settings.namespace === 'default' ? [] : ['--namespace', settings.namespace]),
+    ...(help.includes('--dynamic-config-value') ? LOW_LATENCY_DYNAMIC_CONFIG.flatMap((kv) => ['--dynamic-config-value', kv]) : []),
     ...(withSearchAttributes ? searchAttributeFlags() : []),
   ];
   if (!help.includes('--sqlite-pragma')) log('this CLI has no --sqlite-pragma flag; running without the WAL pragmas');
