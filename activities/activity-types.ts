@@ -1,4 +1,5 @@
 import type { ChatMessage, ToolCall } from '../workflows/chat-message';
+import type { TextDeltaEvent } from '../workflows/events';
 import type { UserNamespace } from '../workflows/session-types';
 import type { ToolCatalog } from '../workflows/tool-spec';
 import type { SessionSummary } from '../workflows/session-summary';
@@ -26,6 +27,13 @@ export interface CallModelResult {
   toolCalls: ToolCall[];
   finishReason: string;
   usage: { promptTokens: number; completionTokens: number } | null;
+  /**
+   * `text_delta` events the activity streamed but had not yet published when
+   * the model finished (the last batch, or all of a quick answer). The
+   * workflow publishes them as they are, right after the ones already on the
+   * stream: a quick step then costs no signal, and no extra workflow task.
+   */
+  unpublished?: TextDeltaEvent[];
 }
 
 export interface GetToolCatalogInput {

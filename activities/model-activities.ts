@@ -3,7 +3,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import type { AgentEvent } from '../workflows/events';
+import type { AgentEvent, TextDeltaEvent } from '../workflows/events';
 import { FailureType } from '../workflows/failure-types';
 import { EVENTS_TOPIC } from '../workflows/messages';
 import type { ToolCall } from '../workflows/chat-message';
@@ -57,16 +57,81 @@ interface PartialCall {
   arguments: string;
 }
 
+/** No heartbeat before this: a quick model call then costs the server no heartbeat write. */
+const FIRST_HEARTBEAT_AFTER_MS = 200;
+
+/**
+ * Text deltas on their way to the session's event stream. Deltas wait in a
+ * batch for `batchMs`; a batch that fills in time is signalled to the
+ * workflow (through a workflow-streams publisher, made on first use). The
+ * batch still open when the model finishes is handed back with the result
+ * instead, so a quick answer costs no signal and no extra workflow task.
+ */
+class DeltaRelay {
+  private batch: TextDeltaEvent[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private publisher: WorkflowStreamClient | undefined;
+  private sending: Promise<void> = Promise.resolve();
+
+  constructor(private readonly batchMs: number) {}
+
+  add(event: TextDeltaEvent): void {
+    this.batch.push(event);
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.sending = this.sending.then(() => this.send());
+    }, this.batchMs);
+  }
+
+  private async send(): Promise<void> {
+    if (this.batch.length === 0) return;
+    this.publisher ??= WorkflowStreamClient.fromWithinActivity({ batchInterval: 60_000 });
+    const events = this.publisher.topic<AgentEvent>(EVENTS_TOPIC);
+    for (const event of this.batch.splice(0)) events.publish(event);
+    await this.publisher.flush();
+  }
+
+  /** The model finished: waits for batches already sent and returns the open one. */
+  async finish(): Promise<TextDeltaEvent[]> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.sending;
+    await this.close();
+    return this.batch.splice(0);
+  }
+
+  /** The call ends without a result (cancelled or failed): everything streamed goes out now. */
+  async drain(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.sending.catch(() => undefined);
+    await this.send();
+    await this.close();
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const publisher = this.publisher;
+    this.publisher = undefined;
+    if (publisher) await publisher[Symbol.asyncDispose]();
+  }
+}
+
 export function createModelActivities(deps: ModelActivityDeps) {
   return {
     async callModel(input: CallModelInput): Promise<CallModelResult> {
       const ctx = Context.current();
       const model = input.model.name ?? deps.defaultModel;
-      const publisher = WorkflowStreamClient.fromWithinActivity({ batchInterval: deps.deltaBatchMs ?? 50 });
-      const events = publisher.topic<AgentEvent>(EVENTS_TOPIC);
+      const relay = new DeltaRelay(deps.deltaBatchMs ?? 50);
       const attempt = ctx.info.attempt;
-      const beat = setInterval(() => ctx.heartbeat(), 500);
-      ctx.heartbeat();
+      const startedAt = performance.now();
+      // Liveness and cancellation delivery both ride on heartbeats; a call that ends within
+      // FIRST_HEARTBEAT_AFTER_MS sends none (an interrupt then finds the step already done).
+      const heartbeat = (): void => {
+        if (performance.now() - startedAt >= FIRST_HEARTBEAT_AFTER_MS) ctx.heartbeat();
+      };
+      const beat = setInterval(heartbeat, Math.min(500, FIRST_HEARTBEAT_AFTER_MS));
 
       const params: ChatCompletionCreateParamsStreaming = {
         model,
@@ -83,6 +148,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
       const calls = new Map<number, PartialCall>();
       let finishReason: string | null = null;
       let usage: CallModelResult['usage'] = null;
+      let unpublished: TextDeltaEvent[];
       try {
         const stream = await deps.openai.chat.completions.create(params, {
           signal: ctx.cancellationSignal,
@@ -90,14 +156,14 @@ export function createModelActivities(deps: ModelActivityDeps) {
           maxRetries: 0,
         });
         for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
-          ctx.heartbeat();
+          heartbeat();
           if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
           const choice = chunk.choices[0];
           if (!choice) continue;
           const delta = choice.delta;
           if (delta.content) {
             content += delta.content;
-            events.publish({
+            relay.add({
               type: 'text_delta',
               sessionId: input.sessionId,
               at: new Date().toISOString(),
@@ -119,17 +185,16 @@ export function createModelActivities(deps: ModelActivityDeps) {
         if (finishReason === null) {
           throw ApplicationFailure.retryable('The model stream ended before the model finished its answer.', FailureType.ModelUnavailable);
         }
-        await publisher.flush();
+        unpublished = await relay.finish();
       } catch (err) {
-        if (ctx.cancellationSignal.aborted) {
-          // Deltas already streamed must reach the workflow before it learns of the cancellation: it keeps them as the partial answer.
-          await publisher.flush().catch(() => undefined);
-          throw new CancelledFailure('model call interrupted');
-        }
+        // Deltas already streamed must reach the workflow before it learns of a cancellation:
+        // it keeps them as the partial answer. A failed attempt's deltas go out too, marked by attempt.
+        await relay.drain().catch(() => undefined);
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('model call interrupted');
         throw err instanceof ApplicationFailure ? err : classifyModelError(err, model);
       } finally {
         clearInterval(beat);
-        await publisher[Symbol.asyncDispose]().catch(() => undefined);
+        await relay.close().catch(() => undefined);
       }
 
       const toolCalls: ToolCall[] = [...calls.entries()]
@@ -139,7 +204,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
           type: 'function' as const,
           function: { name: c.name, arguments: c.arguments },
         }));
-      return { content: content === '' ? null : content, toolCalls, finishReason, usage };
+      return { content: content === '' ? null : content, toolCalls, finishReason, usage, ...(unpublished.length > 0 ? { unpublished } : {}) };
     },
   };
 }

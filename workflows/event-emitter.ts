@@ -22,6 +22,11 @@ export class EventEmitter {
     this.topic.publish({ ...body, sessionId: this.sessionId, at: nowIso() } as AgentEvent);
   }
 
+  /** Publishes an event made elsewhere (a model activity's last text deltas) as it is. */
+  relay(event: AgentEvent): void {
+    this.topic.publish(event);
+  }
+
   /**
    * Text an activity streamed for one model step, read back from the log.
    * Used after an interrupt: the model activity flushes its deltas before it

@@ -132,4 +132,5 @@ export const AgentEvent = z.discriminatedUnion('type', [
   CitationFlaggedEvent,
 ]);
 export type AgentEvent = z.infer<typeof AgentEvent>;
+export type TextDeltaEvent = z.infer<typeof TextDeltaEvent>;
 export type AgentEventType = AgentEvent['type'];

@@ -173,6 +173,8 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
       const failure = modelFailureMessage(err);
       throw new ModelCallFailed(failure.type, failure.message);
     }
+    // The deltas the activity had not signalled yet go on the stream now, after the ones it had.
+    for (const delta of reply.unpublished ?? []) ctx.events.relay(delta);
     modelCalls++;
     ctx.onModelCall();
     if (reply.content) texts.push(reply.content);
