@@ -75,6 +75,14 @@ function parseOr<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
 }
 
 /** Turns Temporal's errors into the client's typed ones. */
+/** The turn id in a `TurnCarriedOver` failure, else undefined. */
+function carriedOverTurn(err: unknown): string | undefined {
+  const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== FailureType.TurnCarriedOver) return undefined;
+  const details = (cause.details?.[0] ?? {}) as { turnId?: unknown };
+  return typeof details.turnId === 'string' ? details.turnId : undefined;
+}
+
 function translate(err: unknown, sessionId: string): never {
   if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
   if (isGrpcServiceError(err) && err.code === 5) throw new SessionNotFoundError(sessionId);
@@ -173,12 +181,34 @@ export class AgentClient {
     }
   }
 
-  /** Waits for a turn to finish and returns its result. */
-  async waitForTurn(sessionId: string, turnId: string): Promise<TurnResult> {
+  /**
+   * Sends a message (starting the session with `options` when it does not
+   * run) and resolves when its turn has finished, with the turn's result:
+   * one update round trip, where `send` then `waitForTurn` takes two.
+   */
+  async ask(options: SessionOptionsInput, message: z.input<typeof SendMessageInput>): Promise<SendMessageResult & { turn: TurnResult }> {
+    const sessionId = parseOr(SessionOptions, options, 'session options').sessionId;
+    let accepted: SendMessageResult;
     try {
-      return await this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId }] });
+      accepted = await this.send(options, { ...message, waitForTurn: true });
     } catch (err) {
-      translate(err, sessionId);
+      const turnId = carriedOverTurn(err);
+      if (turnId === undefined) throw err;
+      // The session continued as new before the turn ran: the turn went with it, so wait for it there.
+      return { turnId, version: -1, turn: await this.waitForTurn(sessionId, turnId) };
+    }
+    if (!accepted.turn) throw new Error(`Session ${sessionId} accepted ${accepted.turnId} but did not wait for it; is its worker older than this client?`);
+    return accepted as SendMessageResult & { turn: TurnResult };
+  }
+
+  /** Waits for a turn to finish and returns its result, across continue-as-new. */
+  async waitForTurn(sessionId: string, turnId: string): Promise<TurnResult> {
+    for (;;) {
+      try {
+        return await this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId }] });
+      } catch (err) {
+        if (carriedOverTurn(err) === undefined) translate(err, sessionId);
+      }
     }
   }
 

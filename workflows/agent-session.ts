@@ -153,6 +153,8 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   let running: RunningTurn | null = null;
   let endRequested = false;
   let closing = false;
+  /** Set once this run has decided to continue as new: handlers waiting for a turn let go. */
+  let continuing = false;
   let restored = carried !== undefined;
 
   const events = new EventEmitter(sessionId, carried?.stream);
@@ -198,6 +200,21 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     running.scope.cancel();
   };
 
+  const findResult = (turnId: string): TurnResult | undefined => recentResults.find((r) => r.turnId === turnId);
+  /** Resolves with a turn's result once it has finished. */
+  const turnResult = async (turnId: string): Promise<TurnResult> => {
+    await condition(() => findResult(turnId) !== undefined || continuing);
+    const result = findResult(turnId);
+    if (result) return result;
+    // An update cannot follow the session into its next run; the turn can (it is carried), so the caller waits again there.
+    throw ApplicationFailure.create({
+      type: FailureType.TurnCarriedOver,
+      message: `Session ${sessionId} continued as a new run before ${turnId} ran; wait for ${turnId} again.`,
+      details: [{ turnId }],
+      nonRetryable: true,
+    });
+  };
+
   setHandler(
     sendMessageUpdate,
     async (raw): Promise<SendMessageResult> => {
@@ -205,7 +222,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       // The first message of a restored session may arrive before the archive is read.
       await condition(() => restored);
       const seen = msg.clientMessageId ? processed.get(msg.clientMessageId) : undefined;
-      if (seen) return seen;
+      if (seen) return msg.waitForTurn ? { ...seen, turn: await turnResult(seen.turnId) } : seen;
       if (msg.expectedVersion !== undefined && msg.expectedVersion !== version) throw versionConflict(sessionId, version, msg.expectedVersion);
       version += 1;
       turnSeq += 1;
@@ -217,7 +234,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       queue.push({ turnId: result.turnId, text: msg.text, clientMessageId: msg.clientMessageId, receivedAt: nowIso() });
       upsertMemo({ version });
       if (running && options.busyPolicy === 'interrupt') interruptRunning('a new message arrived');
-      return result;
+      return msg.waitForTurn ? { ...result, turn: await turnResult(result.turnId) } : result;
     },
     {
       validator: (raw) => {
@@ -269,11 +286,9 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     endRequested = true;
   });
   setHandler(waitForTurnUpdate, async ({ turnId }) => {
-    const find = () => recentResults.find((r) => r.turnId === turnId);
-    const known = running?.turnId === turnId || queue.some((q) => q.turnId === turnId) || find() !== undefined;
+    const known = running?.turnId === turnId || queue.some((q) => q.turnId === turnId) || findResult(turnId) !== undefined;
     if (!known) throw ApplicationFailure.nonRetryable(`Turn ${turnId} is unknown to session ${sessionId}.`, FailureType.SessionInputInvalid);
-    await condition(() => find() !== undefined);
-    return find() as TurnResult;
+    return turnResult(turnId);
   });
 
   const awaitDecision = async (confirmation: PendingConfirmation): Promise<Decision> => {
@@ -521,6 +536,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       if (historyTooLong() && queue.length === 0) {
         await memoryWork;
         counters.continuedAsNew += 1;
+        continuing = true;
         events.stream.detachPollers();
         await condition(allHandlersFinished);
         const continueAsNew = makeContinueAsNewFunc<typeof agentSession>();

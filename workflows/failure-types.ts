@@ -19,6 +19,8 @@ export const FailureType = {
   SessionClosed: 'SessionClosed',
   SessionInputInvalid: 'SessionInputInvalid',
   ConfirmationUnknown: 'ConfirmationUnknown',
+  /** The session continued as a new run before the awaited turn ran; wait for it again (details: `{ turnId }`). */
+  TurnCarriedOver: 'TurnCarriedOver',
   ConfigInvalid: 'ConfigInvalid',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];

@@ -76,14 +76,14 @@ export const SendMessageInput = z.object({
   text: z.string().min(1, 'text must not be empty').max(100_000),
   clientMessageId: z.string().min(1).max(128).optional(),
   expectedVersion: z.number().int().min(0).optional(),
+  /**
+   * Complete the update when the turn has finished, with its result in
+   * `turn`: one round trip for send-and-wait, and no extra workflow task
+   * for a separate `waitForTurn`.
+   */
+  waitForTurn: z.boolean().optional(),
 });
 export type SendMessageInput = z.infer<typeof SendMessageInput>;
-
-export const SendMessageResult = z.object({
-  turnId: z.string(),
-  version: z.number().int(),
-});
-export type SendMessageResult = z.infer<typeof SendMessageResult>;
 
 export const DecideToolCallInput = z.object({
   toolCallId: z.string().min(1),
@@ -137,6 +137,14 @@ export const TurnResult = z.object({
   error: z.string().optional(),
 });
 export type TurnResult = z.infer<typeof TurnResult>;
+
+export const SendMessageResult = z.object({
+  turnId: z.string(),
+  version: z.number().int(),
+  /** The finished turn, when the message asked `waitForTurn`. */
+  turn: TurnResult.optional(),
+});
+export type SendMessageResult = z.infer<typeof SendMessageResult>;
 
 export const SessionCounters = z.object({
   turns: z.number().int(),

@@ -36,8 +36,7 @@ export class SessionContender {
       memory: { enabled: false },
     };
     const started = performance.now();
-    const { turnId } = await this.agent.send(options, { text });
-    const result = await this.agent.waitForTurn(sessionId, turnId);
+    const { turnId, turn: result } = await this.agent.ask(options, { text });
     const ms = performance.now() - started;
     this.turnsInSession++;
     if (result.outcome !== 'completed' || result.modelCalls !== this.steps || result.toolCalls !== this.steps - 1) {

@@ -29,6 +29,41 @@ describe('a session workflow', () => {
     env.model.assertDone(sessionId);
   });
 
+  it('keeps every delta in order when some are signalled during the call and the last batch comes with the result', async () => {
+    const sessionId = uniqueId('s');
+    const text = 'A slower answer, streamed in many small pieces over a few hundred ms.';
+    env.model.script([{ respond: { kind: 'text', text, chunkSize: 3, delayMs: 15 } }], { lane: sessionId });
+    const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'take your time' });
+    const events = (await collectEvents(env.agent, sessionId, turnCompleted(turnId))).map((e) => e.event);
+    const deltas = events.filter((e) => e.type === 'text_delta');
+    expect(deltas.map((d) => (d.type === 'text_delta' ? d.delta : '')).join('')).toBe(text);
+    // Spread over several batches: some were published before the model finished, not all at the end.
+    const firstDeltaAt = Date.parse(deltas[0]?.at ?? '');
+    const lastDeltaAt = Date.parse(deltas[deltas.length - 1]?.at ?? '');
+    expect(lastDeltaAt - firstDeltaAt).toBeGreaterThan(100);
+    const history = await env.agent.client.workflow.getHandle(`session-${sessionId}`).fetchHistory();
+    const publishSignals = history.events?.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === '__temporal_workflow_stream_publish');
+    expect(publishSignals?.length).toBeGreaterThan(0);
+    const done = events.findIndex((e) => e.type === 'turn_completed');
+    expect(events.findIndex((e) => e.type === 'text_delta')).toBeLessThan(done);
+    expect(events.slice(done + 1).some((e) => e.type === 'text_delta')).toBe(false);
+    env.model.assertDone(sessionId);
+  });
+
+  it('answers ask() with the finished turn in one update, and a repeated clientMessageId with the same turn', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'done in one go' } }], { lane: sessionId });
+    const first = await env.agent.ask(sessionOptions(sessionId), { text: 'go', clientMessageId: 'ask-1' });
+    expect(first).toMatchObject({ turnId: 'turn-1', version: 1, turn: { turnId: 'turn-1', outcome: 'completed', text: 'done in one go', modelCalls: 1 } });
+    const again = await env.agent.ask(sessionOptions(sessionId), { text: 'go', clientMessageId: 'ask-1' });
+    expect(again).toEqual(first);
+    expect(env.model.requestsFor(sessionId)).toHaveLength(1);
+    const updates = (await env.agent.client.workflow.getHandle(`session-${sessionId}`).fetchHistory()).events?.filter(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'waitForTurn',
+    );
+    expect(updates).toHaveLength(0);
+  });
+
   it('rejects a stale expectedVersion with the current version and writes nothing', async () => {
     const sessionId = uniqueId('s');
     env.model.script([{ respond: { kind: 'text', text: 'one' } }], { lane: sessionId });
