@@ -4,9 +4,14 @@
  * session (model step -> tool activity -> shared MCP connection -> result
  * back in the workflow), over stdio and over streamable HTTP; the same no-op
  * as a native tool through the same session path shows what is Temporal's
- * and what is MCP's. Prints per-call latency side by side and the added
- * latency (median, p95); the last line is one JSON object. Brings up the local
- * stack, the scripted model, the example report server and a worker itself.
+ * and what is MCP's. Each path runs twice, once per placement of the tool
+ * call: as a local activity, which is where a read-only tool goes when its
+ * server declares it fast (`timeoutMs` at most 2000, as a no-op is), and as a
+ * regular activity, where a read-only tool with the default 10 s timeout
+ * goes. Prints per-call latency side by side and the added latency (median,
+ * p95); the last line is one JSON object, whose `<transport>_added_ms_*` are
+ * the local placement's. Brings up the local stack, the scripted model, the
+ * example report server and a worker itself.
  *
  *   npx tsx bench/mcp.ts     (BENCH_MCP_CALLS=200 calls per path, BENCH_MCP_CALLS_PER_TURN=10)
  */
@@ -40,15 +45,26 @@ const ROOT = resolve(__dirname, '..');
 const SERVER_MAIN = join(ROOT, 'examples/mcp-report-server/main.ts');
 const TRANSPORTS = ['stdio', 'http'] as const;
 type TransportKind = (typeof TRANSPORTS)[number];
+/** Where the session runs the tool call: `local` for a read-only tool declared fast, `activity` for the default timeout. */
+const PLACEMENTS = ['local', 'activity'] as const;
+type Placement = (typeof PLACEMENTS)[number];
+/** The timeout a fast read-only server declares; at most LOCAL_TOOL_MAX_TIMEOUT_MS, so its calls run as local activities. */
+const FAST_TIMEOUT_MS = 2_000;
+
+const serverName = (kind: TransportKind, placement: Placement) => `bench_${kind}${placement === 'local' ? '' : '_act'}`;
+const mcpToolName = (kind: TransportKind, placement: Placement) => `mcp_${serverName(kind, placement)}_noop`;
+const nativeToolName = (placement: Placement) => (placement === 'local' ? 'local_noop_fast' : 'local_noop');
 
 /** The same no-op as a native tool: what a session costs a tool call with no MCP in it. */
-const nativeNoop = defineTool({
-  name: 'noop',
-  description: 'Does nothing and answers "ok".',
-  parameters: z.object({}),
-  risk: 'read',
-  execute: async () => 'ok',
-}) as unknown as NativeTool;
+const nativeNoop = (placement: Placement) =>
+  defineTool({
+    name: placement === 'local' ? 'noop_fast' : 'noop',
+    description: 'Does nothing and answers "ok".',
+    parameters: z.object({}),
+    risk: 'read',
+    ...(placement === 'local' ? { timeoutMs: FAST_TIMEOUT_MS } : {}),
+    execute: async () => 'ok',
+  }) as unknown as NativeTool;
 
 const percentile = (values: readonly number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -136,36 +152,45 @@ async function sessionCalls(agent: AgentClient, tools: string[]): Promise<Map<st
 interface Row {
   direct: number[];
   session: number[];
+  native: number[];
 }
 
-function printTable(rows: Record<TransportKind, Row>, native: number[]): Record<string, number> {
-  const figures: Record<string, number> = { native_session_ms_median: round(median(native)), native_session_ms_p95: round(percentile(native, 95)) };
+function printTable(rows: Record<Placement, Record<TransportKind, Row>>): Record<string, number> {
+  const figures: Record<string, number> = {};
   const num = (n: number) => n.toFixed(2).padStart(7);
   const pair = (values: readonly [number, number]) => `${num(values[0])} /${num(values[1])}`.padStart(18);
   const p50p95 = (xs: number[]) => [median(xs), percentile(xs, 95)] as const;
   console.log('');
   console.log(`No-op tool, ${CALLS} calls per path after ${WARMUP} warm-up calls, ${CALLS_PER_TURN} calls per turn; ms per call, p50 / p95`);
-  console.log(`${''.padEnd(8)}${'direct SDK'.padStart(18)}${'via session'.padStart(18)}${'added'.padStart(18)}${'vs native tool'.padStart(18)}`);
-  for (const kind of TRANSPORTS) {
-    const { direct, session } = rows[kind];
-    const added = [median(session) - median(direct), percentile(session, 95) - percentile(direct, 95)] as const;
-    const overNative = [median(session) - median(native), percentile(session, 95) - percentile(native, 95)] as const;
-    console.log(`${kind.padEnd(8)}${pair(p50p95(direct))}${pair(p50p95(session))}${pair(added)}${pair(overNative)}`);
-    Object.assign(figures, {
-      [`${kind}_direct_ms_median`]: round(median(direct)),
-      [`${kind}_direct_ms_p95`]: round(percentile(direct, 95)),
-      [`${kind}_session_ms_median`]: round(median(session)),
-      [`${kind}_session_ms_p95`]: round(percentile(session, 95)),
-      [`${kind}_added_ms_median`]: round(added[0]),
-      [`${kind}_added_ms_p95`]: round(added[1]),
-      [`${kind}_over_native_ms_median`]: round(overNative[0]),
-    });
+  console.log(`${''.padEnd(20)}${'direct SDK'.padStart(18)}${'via session'.padStart(18)}${'added'.padStart(18)}${'vs native tool'.padStart(18)}`);
+  for (const placement of PLACEMENTS) {
+    for (const kind of TRANSPORTS) {
+      const { direct, session, native } = rows[placement][kind];
+      const added = [median(session) - median(direct), percentile(session, 95) - percentile(direct, 95)] as const;
+      const overNative = [median(session) - median(native), percentile(session, 95) - percentile(native, 95)] as const;
+      console.log(`${`${kind}, ${placement === 'local' ? 'local act.' : 'activity'}`.padEnd(20)}${pair(p50p95(direct))}${pair(p50p95(session))}${pair(added)}${pair(overNative)}`);
+      const prefix = placement === 'local' ? kind : `${kind}_activity`;
+      Object.assign(figures, {
+        [`${prefix}_direct_ms_median`]: round(median(direct)),
+        [`${prefix}_direct_ms_p95`]: round(percentile(direct, 95)),
+        [`${prefix}_session_ms_median`]: round(median(session)),
+        [`${prefix}_session_ms_p95`]: round(percentile(session, 95)),
+        [`${prefix}_added_ms_median`]: round(added[0]),
+        [`${prefix}_added_ms_p95`]: round(added[1]),
+        [`${prefix}_over_native_ms_median`]: round(overNative[0]),
+      });
+    }
+    const native = rows[placement].stdio.native;
+    console.log(`${`native, ${placement === 'local' ? 'local act.' : 'activity'}`.padEnd(20)}${''.padStart(18)}${pair(p50p95(native))}`);
+    figures[`native_${placement}_session_ms_median`] = round(median(native));
+    figures[`native_${placement}_session_ms_p95`] = round(percentile(native, 95));
   }
-  console.log(`${'native'.padEnd(8)}${''.padStart(18)}${pair(p50p95(native))}   (local_noop, same session path)`);
   console.log('');
-  console.log('direct SDK: client.callTool on a connected SDK client. via session: tool_call_result.durationMs, from the');
-  console.log('workflow task that scheduled the tool activity to the one that received its result. added = via session -');
-  console.log(`direct SDK; vs native tool = via session - the native no-op via session (what MCP adds inside a session).`);
+  console.log('direct SDK: client.callTool on a connected SDK client. via session: tool_call_result.durationMs, measured');
+  console.log('by the workflow from scheduling the tool call to receiving its result (for a regular activity that spans');
+  console.log('two workflow tasks and the server; a local activity runs inside the workflow task). added = via session -');
+  console.log('direct SDK; vs native tool = via session - the same native no-op via session (what MCP adds in a session).');
+  console.log(`local act.: servers declared fast (timeoutMs ${FAST_TIMEOUT_MS}), read-only tool -> local activity; activity: default timeout.`);
   console.log(`Target: at most ${TARGET_ADDED_MS} ms added per call.`);
   return figures;
 }
@@ -180,10 +205,15 @@ async function main(): Promise<void> {
   writeFileSync(
     mcpConfig,
     JSON.stringify({
-      mcpServers: {
-        bench_stdio: { command: process.execPath, args: ['--import', 'tsx', SERVER_MAIN, '--stdio'], cwd: ROOT, allowTools: ['noop'] },
-        bench_http: { type: 'http', url: http.url, allowTools: ['noop'] },
-      },
+      mcpServers: Object.fromEntries(
+        PLACEMENTS.flatMap((placement) => {
+          const timeout = placement === 'local' ? { timeoutMs: FAST_TIMEOUT_MS } : {};
+          return [
+            [serverName('stdio', placement), { command: process.execPath, args: ['--import', 'tsx', SERVER_MAIN, '--stdio'], cwd: ROOT, allowTools: ['noop'], ...timeout }],
+            [serverName('http', placement), { type: 'http', url: http.url, allowTools: ['noop'], ...timeout }],
+          ];
+        }),
+      ),
     }),
   );
   const taskQueue = `bench-mcp-${Date.now()}`;
@@ -198,7 +228,7 @@ async function main(): Promise<void> {
     MCP_CONFIG_PATH: mcpConfig,
     MAINTENANCE_EVERY_MS: '0',
   });
-  const worker = await createAgentWorker(config, { mcpLogger: silentMcpLogger, extraTools: [nativeNoop] });
+  const worker = await createAgentWorker(config, { mcpLogger: silentMcpLogger, extraTools: PLACEMENTS.map(nativeNoop) });
   const running = worker.run();
   const connection = await Connection.connect({ address: config.temporal.address });
   const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace }), taskQueue });
@@ -208,11 +238,18 @@ async function main(): Promise<void> {
       process.stderr.write(`${kind}: direct SDK calls...\n`);
       direct.set(kind, await directCalls(kind, http.url));
     }
-    process.stderr.write('through sessions (stdio, http and native in turn)...\n');
-    const viaSession = await sessionCalls(agent, [...TRANSPORTS.map((k) => `mcp_bench_${k}_noop`), 'local_noop']);
-    const rows = Object.fromEntries(TRANSPORTS.map((k) => [k, { direct: direct.get(k)!, session: viaSession.get(`mcp_bench_${k}_noop`)! }])) as Record<TransportKind, Row>;
-    const native = viaSession.get('local_noop')!;
-    const figures = printTable(rows, native);
+    process.stderr.write('through sessions (stdio, http and native, each as a local and as a regular activity, in turn)...\n');
+    const tools = PLACEMENTS.flatMap((p) => [...TRANSPORTS.map((k) => mcpToolName(k, p)), nativeToolName(p)]);
+    const viaSession = await sessionCalls(agent, tools);
+    const rows = Object.fromEntries(
+      PLACEMENTS.map((p) => [
+        p,
+        Object.fromEntries(
+          TRANSPORTS.map((k) => [k, { direct: direct.get(k)!, session: viaSession.get(mcpToolName(k, p))!, native: viaSession.get(nativeToolName(p))! }]),
+        ),
+      ]),
+    ) as Record<Placement, Record<TransportKind, Row>>;
+    const figures = printTable(rows);
     console.log(JSON.stringify({ calls: CALLS, calls_per_turn: CALLS_PER_TURN, ...figures, target_added_ms: TARGET_ADDED_MS }));
   } finally {
     worker.worker.shutdown();
