@@ -38,6 +38,8 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
   row('overhead (workflow-plain)', overhead);
   row('bare Temporal floor', floorStep, s.floorMs);
   row('workflow above the floor', aboveFloor);
+  out('(the floor is Temporal alone in a step\'s shape: a no-op regular activity where the model call goes and a no-op');
+  out(' local activity where the tool goes; its step time is the least overhead any session can have on this server)');
 
   const perStep = (total: number) => `${(total / steps).toFixed(2).padStart(8)} ms`;
   out('');
