@@ -75,12 +75,13 @@ function parseOr<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
 }
 
 /** Turns Temporal's errors into the client's typed ones. */
-/** The turn id in a `TurnCarriedOver` failure, else undefined. */
-function carriedOverTurn(err: unknown): string | undefined {
+/** The turn (and the version it was accepted at) in a `TurnCarriedOver` failure, else undefined. */
+function carriedOver(err: unknown): { turnId: string; version?: number } | undefined {
   const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
   if (!(cause instanceof ApplicationFailure) || cause.type !== FailureType.TurnCarriedOver) return undefined;
-  const details = (cause.details?.[0] ?? {}) as { turnId?: unknown };
-  return typeof details.turnId === 'string' ? details.turnId : undefined;
+  const details = (cause.details?.[0] ?? {}) as { turnId?: unknown; version?: unknown };
+  if (typeof details.turnId !== 'string') return undefined;
+  return { turnId: details.turnId, ...(typeof details.version === 'number' ? { version: details.version } : {}) };
 }
 
 function translate(err: unknown, sessionId: string): never {
@@ -192,10 +193,10 @@ export class AgentClient {
     try {
       accepted = await this.send(options, { ...message, waitForTurn: true });
     } catch (err) {
-      const turnId = carriedOverTurn(err);
-      if (turnId === undefined) throw err;
+      const carried = carriedOver(err);
+      if (carried?.version === undefined) throw err;
       // The session continued as new before the turn ran: the turn went with it, so wait for it there.
-      return { turnId, version: -1, turn: await this.waitForTurn(sessionId, turnId) };
+      return { turnId: carried.turnId, version: carried.version, turn: await this.waitForTurn(sessionId, carried.turnId) };
     }
     if (!accepted.turn) throw new Error(`Session ${sessionId} accepted ${accepted.turnId} but did not wait for it; is its worker older than this client?`);
     return accepted as SendMessageResult & { turn: TurnResult };
@@ -207,7 +208,7 @@ export class AgentClient {
       try {
         return await this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId }] });
       } catch (err) {
-        if (carriedOverTurn(err) === undefined) translate(err, sessionId);
+        if (carriedOver(err) === undefined) translate(err, sessionId);
       }
     }
   }

@@ -202,7 +202,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
 
   const findResult = (turnId: string): TurnResult | undefined => recentResults.find((r) => r.turnId === turnId);
   /** Resolves with a turn's result once it has finished. */
-  const turnResult = async (turnId: string): Promise<TurnResult> => {
+  const turnResult = async (turnId: string, acceptedVersion?: number): Promise<TurnResult> => {
     await condition(() => findResult(turnId) !== undefined || continuing);
     const result = findResult(turnId);
     if (result) return result;
@@ -210,7 +210,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     throw ApplicationFailure.create({
       type: FailureType.TurnCarriedOver,
       message: `Session ${sessionId} continued as a new run before ${turnId} ran; wait for ${turnId} again.`,
-      details: [{ turnId }],
+      details: [{ turnId, version: acceptedVersion }],
       nonRetryable: true,
     });
   };
@@ -222,7 +222,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       // The first message of a restored session may arrive before the archive is read.
       await condition(() => restored);
       const seen = msg.clientMessageId ? processed.get(msg.clientMessageId) : undefined;
-      if (seen) return msg.waitForTurn ? { ...seen, turn: await turnResult(seen.turnId) } : seen;
+      if (seen) return msg.waitForTurn ? { ...seen, turn: await turnResult(seen.turnId, seen.version) } : seen;
       if (msg.expectedVersion !== undefined && msg.expectedVersion !== version) throw versionConflict(sessionId, version, msg.expectedVersion);
       version += 1;
       turnSeq += 1;
@@ -234,7 +234,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       queue.push({ turnId: result.turnId, text: msg.text, clientMessageId: msg.clientMessageId, receivedAt: nowIso() });
       upsertMemo({ version });
       if (running && options.busyPolicy === 'interrupt') interruptRunning('a new message arrived');
-      return msg.waitForTurn ? { ...result, turn: await turnResult(result.turnId) } : result;
+      return msg.waitForTurn ? { ...result, turn: await turnResult(result.turnId, result.version) } : result;
     },
     {
       validator: (raw) => {

@@ -19,7 +19,7 @@ export const FailureType = {
   SessionClosed: 'SessionClosed',
   SessionInputInvalid: 'SessionInputInvalid',
   ConfirmationUnknown: 'ConfirmationUnknown',
-  /** The session continued as a new run before the awaited turn ran; wait for it again (details: `{ turnId }`). */
+  /** The session continued as a new run before the awaited turn ran; wait for it again (details: `{ turnId, version? }`, the version the message was accepted at). */
   TurnCarriedOver: 'TurnCarriedOver',
   ConfigInvalid: 'ConfigInvalid',
 } as const;
