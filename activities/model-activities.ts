@@ -6,8 +6,8 @@ import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'o
 import type { AgentEvent, TextDeltaEvent } from '../workflows/events';
 import { FailureType } from '../workflows/failure-types';
 import { EVENTS_TOPIC } from '../workflows/messages';
-import type { ToolCall } from '../workflows/chat-message';
 import type { CallModelInput, CallModelResult } from './activity-types';
+import { StreamedToolCalls } from './streamed-tool-calls';
 
 export interface ModelActivityDeps {
   openai: OpenAI;
@@ -51,14 +51,9 @@ export function classifyModelError(err: unknown, model: string): ApplicationFail
   return ApplicationFailure.retryable(`Could not reach the model API: ${message}`, FailureType.ModelUnavailable);
 }
 
-interface PartialCall {
-  id: string;
-  name: string;
-  arguments: string;
-}
-
 /** No heartbeat before this: a quick model call then costs the server no heartbeat write. */
 const FIRST_HEARTBEAT_AFTER_MS = 200;
+const HEARTBEAT_EVERY_MS = 200;
 
 /**
  * Text deltas on their way to the session's event stream. Deltas wait in a
@@ -131,7 +126,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
       const heartbeat = (): void => {
         if (performance.now() - startedAt >= FIRST_HEARTBEAT_AFTER_MS) ctx.heartbeat();
       };
-      const beat = setInterval(heartbeat, Math.min(500, FIRST_HEARTBEAT_AFTER_MS));
+      const beat = setInterval(heartbeat, HEARTBEAT_EVERY_MS);
 
       const params: ChatCompletionCreateParamsStreaming = {
         model,
@@ -145,7 +140,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
       };
 
       let content = '';
-      const calls = new Map<number, PartialCall>();
+      const calls = new StreamedToolCalls();
       let finishReason: string | null = null;
       let usage: CallModelResult['usage'] = null;
       let unpublished: TextDeltaEvent[];
@@ -173,13 +168,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
               delta: delta.content,
             });
           }
-          for (const tc of delta.tool_calls ?? []) {
-            const entry = calls.get(tc.index) ?? { id: '', name: '', arguments: '' };
-            if (tc.id) entry.id = tc.id;
-            if (tc.function?.name) entry.name += tc.function.name;
-            if (tc.function?.arguments) entry.arguments += tc.function.arguments;
-            calls.set(tc.index, entry);
-          }
+          calls.add(delta.tool_calls);
           if (choice.finish_reason) finishReason = choice.finish_reason;
         }
         if (finishReason === null) {
@@ -197,13 +186,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
         await relay.close().catch(() => undefined);
       }
 
-      const toolCalls: ToolCall[] = [...calls.entries()]
-        .sort(([a], [b]) => a - b)
-        .map(([index, c]) => ({
-          id: c.id || `call_${input.turnId}_${input.step}_${index}`,
-          type: 'function' as const,
-          function: { name: c.name, arguments: c.arguments },
-        }));
+      const toolCalls = calls.list((index) => `call_${input.turnId}_${input.step}_${index}`);
       return { content: content === '' ? null : content, toolCalls, finishReason, usage, ...(unpublished.length > 0 ? { unpublished } : {}) };
     },
   };

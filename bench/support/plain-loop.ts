@@ -4,14 +4,9 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
+import { StreamedToolCalls } from '../../activities/streamed-tool-calls';
 import { NOOP_TOOL } from './bench-model';
 import { parseNoopArgs, runNoop } from './noop-tool';
-
-interface PartialCall {
-  id: string;
-  name: string;
-  arguments: string;
-}
 
 export interface PlainTurnResult {
   modelCalls: number;
@@ -61,34 +56,23 @@ export class PlainLoop {
         { headers: { 'x-session-id': this.lane }, maxRetries: 0 },
       );
       let content = '';
-      const calls = new Map<number, PartialCall>();
+      const calls = new StreamedToolCalls();
       for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
         const delta = chunk.choices[0]?.delta;
         if (!delta) continue;
         if (delta.content) content += delta.content;
-        for (const tc of delta.tool_calls ?? []) {
-          const entry = calls.get(tc.index) ?? { id: '', name: '', arguments: '' };
-          if (tc.id) entry.id = tc.id;
-          if (tc.function?.name) entry.name += tc.function.name;
-          if (tc.function?.arguments) entry.arguments += tc.function.arguments;
-          calls.set(tc.index, entry);
-        }
+        calls.add(delta.tool_calls);
       }
       modelCalls++;
       if (content) texts.push(content);
-      const toolCallList = [...calls.values()];
-      this.messages.push({
-        role: 'assistant',
-        content: content || null,
-        ...(toolCallList.length > 0
-          ? { tool_calls: toolCallList.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) }
-          : {}),
-      });
+      const toolCallList = calls.list((index) => `call_${index}`);
+      this.messages.push({ role: 'assistant', content: content || null, ...(toolCallList.length > 0 ? { tool_calls: toolCallList } : {}) });
       if (toolCallList.length === 0) return { modelCalls, toolCalls, text: texts.join('\n\n') };
       const results = await Promise.all(
         toolCallList.map(async (call) => {
-          if (call.name !== NOOP_TOOL) throw new Error(`plain loop: the model called ${call.name}, which the benchmark does not have`);
-          return { role: 'tool' as const, tool_call_id: call.id, content: JSON.stringify(await runNoop(parseNoopArgs(call.arguments))) };
+          const name = call.function.name;
+          if (name !== NOOP_TOOL) throw new Error(`plain loop: the model called ${name}, which the benchmark does not have`);
+          return { role: 'tool' as const, tool_call_id: call.id, content: JSON.stringify(await runNoop(parseNoopArgs(call.function.arguments))) };
         }),
       );
       toolCalls += results.length;
