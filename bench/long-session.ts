@@ -14,6 +14,7 @@ import { emptySummary } from '../workflows/session-summary';
 import { workflowIdFor } from '../workflows/messages';
 import { createAgentWorker } from '../workers/agent-worker';
 import { loadConfig } from '../workers/config';
+import { median, round } from './support/stats';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 300);
 const HISTORY_BUDGET = Number(process.env.BENCH_HISTORY_BUDGET ?? 1_000);
@@ -24,12 +25,6 @@ function answer(req: ChatRequest): StepResponse {
   return { kind: 'text', text: `ack: ${String(req.messages.at(-1)?.content ?? '')}` };
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-const round = (x: number) => Math.round(x * 100) / 100;
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });

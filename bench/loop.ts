@@ -29,6 +29,7 @@ import { PlainLoop } from './support/plain-loop';
 import { printReport } from './support/report';
 import { SessionContender } from './support/session-contender';
 import { diffTotals, freePort, scrapeHistograms } from './support/worker-metrics';
+import { intOption } from './support/int-option';
 
 const TARGET_MS = 30;
 
@@ -41,16 +42,11 @@ function options() {
       'turns-per-session': { type: 'string', default: '10' },
     },
   });
-  const int = (name: string, value: string, min: number, max: number): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be an integer from ${min} to ${max}, got ${value}`);
-    return n;
-  };
   return {
-    turns: int('turns', values.turns, 1, 10_000),
-    steps: int('steps', values.steps, 2, 50),
-    warmup: int('warmup', values.warmup, 1, 1_000),
-    turnsPerSession: int('turns-per-session', values['turns-per-session'], 1, 1_000),
+    turns: intOption('turns', values.turns, 1, 10_000),
+    steps: intOption('steps', values.steps, 2, 50),
+    warmup: intOption('warmup', values.warmup, 1, 1_000),
+    turnsPerSession: intOption('turns-per-session', values['turns-per-session'], 1, 1_000),
   };
 }
 

@@ -35,6 +35,7 @@ import { ensureStack } from '../scripts/stack';
 import { emptySummary } from '../workflows/session-summary';
 import { createAgentWorker } from '../workers/agent-worker';
 import { loadConfig } from '../workers/config';
+import { median, percentile, round } from './support/stats';
 
 const CALLS = Number(process.env.BENCH_MCP_CALLS ?? 200);
 /** Tool calls per turn, one per model step. A fresh session per turn keeps the context, and so each workflow task, as small as in a typical conversation. */
@@ -66,12 +67,6 @@ const nativeNoop = (placement: Placement) =>
     execute: async () => 'ok',
   }) as unknown as NativeTool;
 
-const percentile = (values: readonly number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1] ?? Number.NaN;
-};
-const median = (values: readonly number[]) => percentile(values, 50);
-const round = (value: number) => Math.round(value * 100) / 100;
 
 async function startHttpServer(): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER_MAIN, '--http', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -1,6 +1,7 @@
 import type { Embedder } from '../activities/memory/embedder';
 import { cosine } from '../activities/memory/recall';
 import type { CalibrationPair } from './memory-calibration-pairs';
+import { round } from './support/stats';
 
 /**
  * The rule that turns an embedder's scores on the labelled pairs into recall
@@ -30,7 +31,6 @@ export interface Calibration {
 }
 
 const ceil05 = (x: number): number => Math.ceil(Math.round(x * 1e6) / 1e6 / 0.05) * 0.05;
-const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 export function quantile(sorted: number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -39,8 +39,8 @@ export function quantile(sorted: number[], q: number): number {
 
 export function suggestThresholds(related: number[], unrelated: number[]): { strong: number; weak: number } {
   const sorted = [...unrelated].sort((a, b) => a - b);
-  const strong = round2(ceil05(Math.max(...sorted) + MARGIN));
-  const weak = round2(Math.min(strong, ceil05(quantile(sorted, 0.95) + MARGIN)));
+  const strong = round(ceil05(Math.max(...sorted) + MARGIN));
+  const weak = round(Math.min(strong, ceil05(quantile(sorted, 0.95) + MARGIN)));
   return { strong, weak };
 }
 

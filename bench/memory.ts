@@ -25,6 +25,7 @@ import { MemoryRepository } from '../activities/memory/memory-repository';
 import type { MemoryNamespace } from '../activities/memory/memory-types';
 import { ensureStack } from '../scripts/stack';
 import { median, percentile, round } from './support/stats';
+import { intOption } from './support/int-option';
 
 const TARGET_P95_MS = 20;
 // A database of its own per run, so two runs on one stack cannot drop each other's data.
@@ -40,16 +41,11 @@ function options() {
       others: { type: 'string', default: '100' },
     },
   });
-  const int = (name: string, value: string, min: number, max: number): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be an integer from ${min} to ${max}, got ${value}`);
-    return n;
-  };
   return {
-    queries: int('queries', values.queries, 1, 100_000),
-    memories: int('memories', values.memories, 1, 100_000),
-    namespaces: int('namespaces', values.namespaces, 1, 10_000),
-    others: int('others', values.others, 0, 100_000),
+    queries: intOption('queries', values.queries, 1, 100_000),
+    memories: intOption('memories', values.memories, 1, 100_000),
+    namespaces: intOption('namespaces', values.namespaces, 1, 10_000),
+    others: intOption('others', values.others, 0, 100_000),
   };
 }
 
