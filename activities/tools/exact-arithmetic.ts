@@ -26,31 +26,100 @@ export class ArithmeticError extends Error {
   override readonly name = 'ArithmeticError';
 }
 
-const MAX_DIGITS = 2_000;
+/** Results (numerator and denominator alike) are bounded in decimal digits. */
+export const MAX_DIGITS = 2_000;
+/**
+ * Bound on the whole evaluation's work. Reducing a fraction (gcd) costs
+ * about the product of its numerator's and denominator's sizes in bits, and
+ * dominates every operation; the budget is that product summed over all
+ * operations, calibrated so the worst 1000-character expression finishes in
+ * a few tens of milliseconds: the tool runs on the worker's event loop.
+ */
+export const MAX_WORK = 4e8;
+const BITS_PER_DIGIT = Math.log2(10);
+
+/** Bit length of |x|; hex conversion is linear in the size, unlike decimal. */
+function bitLength(x: bigint): number {
+  if (x === 0n) return 0;
+  const hex = abs(x).toString(16);
+  return (hex.length - 1) * 4 + Number.parseInt(hex[0] as string, 16).toString(2).length;
+}
+const digitsOf = (bits: number): number => Math.floor(bits / BITS_PER_DIGIT) + 1;
+const tooLarge = (digits: number) =>
+  new ArithmeticError(`the result would have about ${digits} digits, more than the limit of ${MAX_DIGITS}; use smaller numbers or exponents`);
 
 function guard(r: Rational): Rational {
-  if (r.n.toString().length > MAX_DIGITS || r.d.toString().length > MAX_DIGITS) {
-    throw new ArithmeticError(`result exceeds ${MAX_DIGITS} digits`);
-  }
+  const bits = Math.max(bitLength(r.n), bitLength(r.d));
+  if (digitsOf(bits) > MAX_DIGITS + 1) throw tooLarge(digitsOf(bits));
   return r;
 }
 
-const add = (a: Rational, b: Rational) => guard(make(a.n * b.d + b.n * a.d, a.d * b.d));
-const sub = (a: Rational, b: Rational) => guard(make(a.n * b.d - b.n * a.d, a.d * b.d));
-const mul = (a: Rational, b: Rational) => guard(make(a.n * b.n, a.d * b.d));
-const div = (a: Rational, b: Rational) => guard(make(a.n * b.d, a.d * b.n));
-function mod(a: Rational, b: Rational): Rational {
-  if (b.n === 0n) throw new ArithmeticError('modulo by zero');
-  const q = (a.n * b.d) / (a.d * b.n);
-  return sub(a, mul(b, { n: q, d: 1n }));
+/** Counts the work an evaluation does and stops it, before the operation that would go over MAX_WORK. */
+class WorkMeter {
+  private spent = 0;
+  /** `numeratorBits` and `denominatorBits`: sizes of the unreduced result the next operation builds. */
+  charge(numeratorBits: number, denominatorBits: number): void {
+    this.spent += (numeratorBits + 64) * (denominatorBits + 64);
+    if (this.spent > MAX_WORK) {
+      throw new ArithmeticError(
+        `the expression needs more work than the calculator allows (limit ${MAX_WORK.toExponential()} bit-operations, which a few operations on fractions with thousand-digit denominators reach); split it into smaller calculations`,
+      );
+    }
+  }
 }
-function pow(a: Rational, b: Rational): Rational {
-  if (b.d !== 1n) throw new ArithmeticError('exponents must be whole numbers');
-  if (abs(b.n) > 1000n) throw new ArithmeticError('exponent too large (at most 1000)');
-  const e = b.n < 0n ? -b.n : b.n;
-  const r = guard(make(a.n ** e, a.d ** e));
-  return b.n < 0n ? div({ n: 1n, d: 1n }, r) : r;
+
+const bits = (r: Rational) => ({ n: bitLength(r.n), d: bitLength(r.d) });
+
+/** The four operations, metered: every one is charged before its BigInt work runs. */
+class Arithmetic {
+  constructor(private readonly meter: WorkMeter) {}
+
+  add(a: Rational, b: Rational): Rational {
+    const x = bits(a);
+    const y = bits(b);
+    this.meter.charge(Math.max(x.n + y.d, y.n + x.d) + 1, x.d + y.d);
+    return guard(make(a.n * b.d + b.n * a.d, a.d * b.d));
+  }
+  sub(a: Rational, b: Rational): Rational {
+    return this.add(a, { n: -b.n, d: b.d });
+  }
+  mul(a: Rational, b: Rational): Rational {
+    const x = bits(a);
+    const y = bits(b);
+    this.meter.charge(x.n + y.n, x.d + y.d);
+    return guard(make(a.n * b.n, a.d * b.d));
+  }
+  div(a: Rational, b: Rational): Rational {
+    const x = bits(a);
+    const y = bits(b);
+    this.meter.charge(x.n + y.d, x.d + y.n);
+    return guard(make(a.n * b.d, a.d * b.n));
+  }
+  mod(a: Rational, b: Rational): Rational {
+    if (b.n === 0n) throw new ArithmeticError('modulo by zero');
+    const x = bits(a);
+    const y = bits(b);
+    this.meter.charge(x.n + y.d, x.d + y.n);
+    const q = (a.n * b.d) / (a.d * b.n);
+    return this.sub(a, this.mul(b, { n: q, d: 1n }));
+  }
+  pow(a: Rational, b: Rational): Rational {
+    if (b.d !== 1n) throw new ArithmeticError('exponents must be whole numbers');
+    if (abs(b.n) > MAX_EXPONENT) throw new ArithmeticError(`exponent too large (at most ${MAX_EXPONENT})`);
+    const e = b.n < 0n ? -b.n : b.n;
+    // Estimated before computing: building a million-digit power and only then
+    // measuring it is what blocked the event loop for over half a second.
+    const x = bits(a);
+    const lowerBound = Math.max(0, Math.max(x.n, x.d) - 1) * Number(e);
+    if (digitsOf(lowerBound) > MAX_DIGITS + 1) throw tooLarge(digitsOf(lowerBound));
+    // A power of a reduced fraction is already reduced: no gcd, only the multiplications.
+    this.meter.charge(x.n * Number(e), 0);
+    this.meter.charge(x.d * Number(e), 0);
+    const r = guard({ n: a.n ** e, d: a.d ** e });
+    return b.n < 0n ? this.div({ n: 1n, d: 1n }, r) : r;
+  }
 }
+const MAX_EXPONENT = 1000n;
 
 function parseNumber(text: string): Rational {
   const m = /^(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text);
@@ -68,6 +137,7 @@ function parseNumber(text: string): Rational {
 
 class Parser {
   private pos = 0;
+  private readonly math = new Arithmetic(new WorkMeter());
   constructor(private readonly src: string) {}
 
   parse(): Rational {
@@ -88,7 +158,7 @@ class Parser {
     for (let op = this.peek(); op === '+' || op === '-'; op = this.peek()) {
       this.pos++;
       const right = this.term();
-      left = op === '+' ? add(left, right) : sub(left, right);
+      left = op === '+' ? this.math.add(left, right) : this.math.sub(left, right);
     }
     return left;
   }
@@ -97,7 +167,7 @@ class Parser {
     for (let op = this.peek(); op === '*' || op === '/' || op === '%'; op = this.peek()) {
       this.pos++;
       const right = this.unary();
-      left = op === '*' ? mul(left, right) : op === '/' ? div(left, right) : mod(left, right);
+      left = op === '*' ? this.math.mul(left, right) : op === '/' ? this.math.div(left, right) : this.math.mod(left, right);
     }
     return left;
   }
@@ -118,7 +188,7 @@ class Parser {
     const base = this.atom();
     if (this.peek() === '^') {
       this.pos++;
-      return pow(base, this.unary());
+      return this.math.pow(base, this.unary());
     }
     return base;
   }

@@ -31,3 +31,39 @@ describe('exact arithmetic', () => {
     expect(() => evaluateExact('2 ^ 0.5')).toThrow(/whole numbers/);
   });
 });
+
+describe('local_calculate bounds its work before computing', () => {
+  const timed = async (expression: string) => {
+    const started = performance.now();
+    const outcome = await calculateTool.execute({ expression }, {} as never).then(
+      (value) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error: error as Error }),
+    );
+    return { ...outcome, ms: performance.now() - started };
+  };
+
+  it.each([
+    ['a power of a power', '(9^999)^999', /about 952108 digits, more than the limit of 2000/],
+    ['a power tower', '9^999^999', /more than the limit of 2000/],
+    ['a product past the digit limit', '(9^999)*(9^999)*(9^999)', /more than the limit of 2000/],
+    ['many operations on huge fractions', `${'(3^999+1)/(7^999+1)+'.repeat(47)}1`, /needs more work than the calculator allows \(limit 4e\+8/],
+    ['many huge integer divisions', `${'7^999/3^999+'.repeat(83)}1`, /needs more work than the calculator allows/],
+  ])('rejects %s in well under 100 ms as invalid input naming the limit', async (_what, expression, message) => {
+    expect(expression.length).toBeLessThanOrEqual(1000);
+    const result = await timed(expression);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.name).toBe('ToolInputError');
+    expect(result.error.message).toMatch(message);
+    expect(result.ms).toBeLessThan(100);
+  });
+
+  it('still computes ordinary and large-but-allowed expressions', async () => {
+    expect(await calculateTool.execute({ expression: '(1250.50 - 300) * 1.2' }, {} as never)).toMatchObject({ result: '1140.6', exact: true });
+    expect(calc('2^1000')).toBe((2n ** 1000n).toString());
+    expect(calc('9^999 / 9^998')).toBe('9');
+    const sum = await timed(`${'99999999999999^99-'.repeat(55)}1`);
+    expect(sum.ok).toBe(true);
+    expect(sum.ms).toBeLessThan(100);
+  });
+});
