@@ -1,5 +1,4 @@
 import type { ChatMessage, ToolCall } from '../workflows/chat-message';
-import type { TextDeltaEvent } from '../workflows/events';
 import type { UserNamespace } from '../workflows/session-types';
 import type { ToolCatalog } from '../workflows/tool-spec';
 import type { SessionSummary } from '../workflows/session-summary';
@@ -27,13 +26,19 @@ export interface CallModelResult {
   toolCalls: ToolCall[];
   finishReason: string;
   usage: { promptTokens: number; completionTokens: number } | null;
+  /** The activity attempt that produced this result (1 when the first try answered). */
+  attempt?: number;
   /**
-   * `text_delta` events the activity streamed but had not yet published when
-   * the model finished (the last batch, or all of a quick answer). The
-   * workflow publishes them as they are, right after the ones already on the
-   * stream: a quick step then costs no signal, and no extra workflow task.
+   * Text deltas the activity streamed but had not yet signalled when the
+   * model finished (the last batch, or all of a quick answer). The workflow
+   * publishes them right after the ones already on the stream: a quick step
+   * then costs no signal, and no extra workflow task.
    */
-  unpublished?: TextDeltaEvent[];
+  unpublishedDeltas?: string[];
+  /** Calls whose arguments were over the size limit and were emptied (index into `toolCalls`, original length). */
+  truncatedArguments?: Array<{ index: number; chars: number }>;
+  /** Tool calls past the per-response limit, left out of `toolCalls`. */
+  droppedToolCalls?: number;
 }
 
 export interface GetToolCatalogInput {
@@ -70,4 +75,6 @@ export interface SessionActivities {
   loadArchive(input: { sessionId: string }): Promise<ArchivedSession | null>;
   saveArchive(input: SaveArchiveInput): Promise<{ version: number }>;
   expireArchives(input: { now?: string }): Promise<{ expired: number }>;
+  /** Which of the given search attribute names the namespace has registered. */
+  describeSearchAttributes(input: { names: string[] }): Promise<string[]>;
 }

@@ -1,12 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import type { AgentEvent, TextDeltaEvent } from '../workflows/events';
 import { FailureType } from '../workflows/failure-types';
-import { EVENTS_TOPIC } from '../workflows/messages';
+import { textDeltasSignal } from '../workflows/messages';
+import { MODEL_OUTPUT_LIMITS, TEXT_DELTAS_PER_SIGNAL } from '../workflows/model-output-limits';
 import type { CallModelInput, CallModelResult } from './activity-types';
+import { boundToolCalls } from './model-output-bounds';
 import { StreamedToolCalls } from './streamed-tool-calls';
 
 export interface ModelActivityDeps {
@@ -16,8 +16,23 @@ export interface ModelActivityDeps {
   deltaBatchMs?: number;
 }
 
-/** Maps an error from the openai SDK to a failure the retry policy understands. */
-export function classifyModelError(err: unknown, model: string): ApplicationFailure {
+/** The model API's base URL as it may be shown: scheme, host, port and path, never credentials, query or fragment. */
+export function displayBaseUrl(baseUrl: string): string {
+  try {
+    const url = new URL(baseUrl);
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
+  } catch {
+    return '(the configured OPENAI_BASE_URL)';
+  }
+}
+
+/**
+ * Maps an error from the openai SDK to a failure the retry policy understands.
+ * `baseUrl` (the client's) is named in unreachable and server-error messages,
+ * so a person sees which server the worker could not use.
+ */
+export function classifyModelError(err: unknown, model: string, baseUrl?: string): ApplicationFailure {
+  const where = baseUrl === undefined ? '' : ` at ${displayBaseUrl(baseUrl)}`;
   if (err instanceof OpenAI.APIError && err.status !== undefined) {
     const status = err.status;
     const detail = err.message;
@@ -45,10 +60,15 @@ export function classifyModelError(err: unknown, model: string): ApplicationFail
             : 'The request was rejected as invalid; check the model name, the tool schemas and the message sequence.';
       return ApplicationFailure.nonRetryable(`The model API rejected the request (${status}${code ? ` ${code}` : ''}): ${detail}. ${hint}`, FailureType.ModelRequestInvalid);
     }
-    return ApplicationFailure.retryable(`The model API failed (${status}): ${detail}`, FailureType.ModelUnavailable);
+    return ApplicationFailure.retryable(`The model API${where} failed (${status}): ${detail}`, FailureType.ModelUnavailable);
   }
   const message = err instanceof Error ? err.message : String(err);
-  return ApplicationFailure.retryable(`Could not reach the model API: ${message}`, FailureType.ModelUnavailable);
+  // fetch() hides the useful part ("ECONNREFUSED 127.0.0.1:11434") in its cause.
+  const cause = err instanceof Error && err.cause instanceof Error && !message.includes(err.cause.message) ? ` (${err.cause.message})` : '';
+  return ApplicationFailure.retryable(
+    `Could not reach the model API${where}: ${message}${cause}. Check that the model server runs and that OPENAI_BASE_URL points at it.`,
+    FailureType.ModelUnavailable,
+  );
 }
 
 /** No heartbeat before this: a quick model call then costs the server no heartbeat write. */
@@ -57,21 +77,25 @@ const HEARTBEAT_EVERY_MS = 200;
 
 /**
  * Text deltas on their way to the session's event stream. Deltas wait in a
- * batch for `batchMs`; a batch that fills in time is signalled to the
- * workflow (through a workflow-streams publisher, made on first use). The
- * batch still open when the model finishes is handed back with the result
- * instead, so a quick answer costs no signal and no extra workflow task.
+ * batch for `batchMs`; a batch that fills in time is sent to the workflow as
+ * a `textDeltas` signal, which the workflow checks and publishes itself (only
+ * the workflow publishes events). The batch still open when the model
+ * finishes is handed back with the result instead, so a quick answer costs
+ * no signal and no extra workflow task.
  */
 class DeltaRelay {
-  private batch: TextDeltaEvent[] = [];
+  private batch: string[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private publisher: WorkflowStreamClient | undefined;
   private sending: Promise<void> = Promise.resolve();
+  private seq = 0;
 
-  constructor(private readonly batchMs: number) {}
+  constructor(
+    private readonly batchMs: number,
+    private readonly target: { turnId: string; step: number; attempt: number },
+  ) {}
 
-  add(event: TextDeltaEvent): void {
-    this.batch.push(event);
+  add(delta: string): void {
+    this.batch.push(delta);
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       this.sending = this.sending.then(() => this.send());
@@ -79,37 +103,34 @@ class DeltaRelay {
   }
 
   private async send(): Promise<void> {
-    if (this.batch.length === 0) return;
-    this.publisher ??= WorkflowStreamClient.fromWithinActivity({ batchInterval: 60_000 });
-    const events = this.publisher.topic<AgentEvent>(EVENTS_TOPIC);
-    for (const event of this.batch.splice(0)) events.publish(event);
-    await this.publisher.flush();
+    const ctx = Context.current();
+    const workflowId = ctx.info.workflowExecution?.workflowId;
+    if (!workflowId) throw new Error('callModel runs only inside a session workflow');
+    const handle = ctx.client.workflow.getHandle(workflowId);
+    while (this.batch.length > 0) {
+      const deltas = this.batch.splice(0, TEXT_DELTAS_PER_SIGNAL);
+      this.seq += 1;
+      await handle.signal(textDeltasSignal, { ...this.target, seq: this.seq, deltas: deltas.map((delta) => ({ delta })) });
+    }
   }
 
   /** The model finished: waits for batches already sent and returns the open one. */
-  async finish(): Promise<TextDeltaEvent[]> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+  async finish(): Promise<string[]> {
+    this.stop();
     await this.sending;
-    await this.close();
     return this.batch.splice(0);
   }
 
   /** The call ends without a result (cancelled or failed): everything streamed goes out now. */
   async drain(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.stop();
     await this.sending.catch(() => undefined);
     await this.send();
-    await this.close();
   }
 
-  async close(): Promise<void> {
+  stop(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const publisher = this.publisher;
-    this.publisher = undefined;
-    if (publisher) await publisher[Symbol.asyncDispose]();
   }
 }
 
@@ -118,8 +139,8 @@ export function createModelActivities(deps: ModelActivityDeps) {
     async callModel(input: CallModelInput): Promise<CallModelResult> {
       const ctx = Context.current();
       const model = input.model.name ?? deps.defaultModel;
-      const relay = new DeltaRelay(deps.deltaBatchMs ?? 50);
       const attempt = ctx.info.attempt;
+      const relay = new DeltaRelay(deps.deltaBatchMs ?? 50, { turnId: input.turnId, step: input.step, attempt });
       const startedAt = performance.now();
       // Liveness and cancellation delivery both ride on heartbeats; a call that ends within
       // FIRST_HEARTBEAT_AFTER_MS sends none (an interrupt then finds the step already done).
@@ -143,7 +164,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
       const calls = new StreamedToolCalls();
       let finishReason: string | null = null;
       let usage: CallModelResult['usage'] = null;
-      let unpublished: TextDeltaEvent[];
+      let unpublished: string[];
       try {
         const stream = await deps.openai.chat.completions.create(params, {
           signal: ctx.cancellationSignal,
@@ -156,17 +177,11 @@ export function createModelActivities(deps: ModelActivityDeps) {
           const choice = chunk.choices[0];
           if (!choice) continue;
           const delta = choice.delta;
-          if (delta.content) {
-            content += delta.content;
-            relay.add({
-              type: 'text_delta',
-              sessionId: input.sessionId,
-              at: new Date().toISOString(),
-              turnId: input.turnId,
-              step: input.step,
-              attempt,
-              delta: delta.content,
-            });
+          if (delta.content && content.length < MODEL_OUTPUT_LIMITS.maxTextChars) {
+            // Past the limit the rest of the answer is dropped here, before it reaches history or events.
+            const piece = delta.content.slice(0, MODEL_OUTPUT_LIMITS.maxTextChars - content.length);
+            content += piece;
+            relay.add(piece);
           }
           calls.add(delta.tool_calls);
           if (choice.finish_reason) finishReason = choice.finish_reason;
@@ -180,14 +195,23 @@ export function createModelActivities(deps: ModelActivityDeps) {
         // it keeps them as the partial answer. A failed attempt's deltas go out too, marked by attempt.
         await relay.drain().catch(() => undefined);
         if (ctx.cancellationSignal.aborted) throw new CancelledFailure('model call interrupted');
-        throw err instanceof ApplicationFailure ? err : classifyModelError(err, model);
+        throw err instanceof ApplicationFailure ? err : classifyModelError(err, model, deps.openai.baseURL);
       } finally {
         clearInterval(beat);
-        await relay.close().catch(() => undefined);
+        relay.stop();
       }
 
-      const toolCalls = calls.list((index) => `call_${input.turnId}_${input.step}_${index}`);
-      return { content: content === '' ? null : content, toolCalls, finishReason, usage, ...(unpublished.length > 0 ? { unpublished } : {}) };
+      const { toolCalls, truncatedArguments, droppedToolCalls } = boundToolCalls(calls.list((index) => `call_${input.turnId}_${input.step}_${index}`));
+      return {
+        content: content === '' ? null : content,
+        toolCalls,
+        finishReason,
+        usage,
+        attempt,
+        ...(unpublished.length > 0 ? { unpublishedDeltas: unpublished } : {}),
+        ...(truncatedArguments.length > 0 ? { truncatedArguments } : {}),
+        ...(droppedToolCalls > 0 ? { droppedToolCalls } : {}),
+      };
     },
   };
 }

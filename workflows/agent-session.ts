@@ -7,6 +7,7 @@ import {
   isCancellation,
   log,
   makeContinueAsNewFunc,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -20,7 +21,9 @@ import type { MemoryActivities } from '../activities/memory/memory-activity-type
 import { shouldExtractNow } from './memory-events';
 import type { ChatMessage } from './chat-message';
 import { DEFAULT_SYSTEM_PROMPT } from './default-system-prompt';
-import { SessionStatusKey } from './search-attributes';
+import { SessionStatusKey, SessionTenantKey, SessionUserKey } from './search-attributes';
+import { describeZodError, invalidInput, parseSignalInput, parseUpdateInput } from './input-guard';
+import { DeltaGate } from './text-deltas';
 import { EventEmitter } from './event-emitter';
 import { FailureType } from './failure-types';
 import {
@@ -30,6 +33,7 @@ import {
   getSessionQuery,
   interruptSignal,
   sendMessageUpdate,
+  textDeltasSignal,
   waitForTurnUpdate,
 } from './messages';
 import { ModelCallFailed, runReactTurn, waitForDecision, type Decision } from './react-turn';
@@ -45,8 +49,12 @@ import {
 } from './session-state';
 import {
   DecideToolCallInput,
+  EndSessionInput,
+  InterruptInput,
   SendMessageInput,
   SessionOptions,
+  TextDeltasInput,
+  WaitForTurnInput,
   emptyCounters,
   type Activity,
   type PendingConfirmation,
@@ -75,6 +83,14 @@ export interface AgentSessionResult {
   archiveConflict?: string;
 }
 
+const { describeSearchAttributes } = proxyLocalActivities<SessionActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
+});
+
+/** Patch id: the session sets its own search attributes when the starter did not. */
+export const SESSION_SETS_SEARCH_ATTRIBUTES = 'session-sets-search-attributes';
+
 const { summarizeTurns, loadArchive, saveArchive } = proxyActivities<SessionActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
@@ -93,12 +109,20 @@ const { extractMemories } = proxyActivities<MemoryActivities>({
 /** Turns kept for the next memory extraction pass, at most. */
 const MAX_PENDING_EXTRACTION = 20;
 
-function invalid(message: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(message, FailureType.SessionInputInvalid);
-}
-
-function describeZodError(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): string {
-  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`).join('; ');
+/**
+ * A session started with options that do not parse still answers the
+ * update it was started with (update-with-start): every update is refused
+ * with the options error, then the run fails with it. Without handlers the
+ * caller would read "No registered handler for update" instead.
+ */
+function refuseStart(message: string): never {
+  const refuse = (): void => {
+    throw invalidInput(message);
+  };
+  setHandler(sendMessageUpdate, (_input) => Promise.reject(invalidInput(message)), { validator: (_input) => refuse() });
+  setHandler(decideToolCallUpdate, (_input) => Promise.reject(invalidInput(message)), { validator: (_input) => refuse() });
+  setHandler(waitForTurnUpdate, (_input) => Promise.reject(invalidInput(message)), { validator: (_input) => refuse() });
+  throw invalidInput(message);
 }
 
 function versionConflict(sessionId: string, version: number, expected: number): ApplicationFailure {
@@ -126,8 +150,8 @@ interface RunningTurn {
  * next message starts a new run restored from that archive.
  */
 export async function agentSession(input: AgentSessionInput): Promise<AgentSessionResult> {
-  const parsed = SessionOptions.safeParse(input.options);
-  if (!parsed.success) throw invalid(`Invalid session options: ${describeZodError(parsed.error)}`);
+  const parsed = SessionOptions.safeParse(input?.options);
+  if (!parsed.success) refuseStart(`Invalid session options: ${describeZodError(parsed.error)}`);
   const options = parsed.data;
   const { sessionId, limits } = options;
   const carried = input.carried;
@@ -138,7 +162,8 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   let version = carried?.version ?? 0;
   let baseVersion = carried?.baseVersion ?? 0;
   let turnSeq = carried?.turnSeq ?? 0;
-  let counters = carried?.counters ?? emptyCounters();
+  // Counters added in later versions start at zero in runs carried from earlier ones.
+  let counters = { ...emptyCounters(), ...carried?.counters };
   const windowLimits = { maxTurns: limits.windowMaxTurns, maxTokens: limits.windowMaxTokens, foldBatchTurns: limits.foldBatchTurns };
   let context = new SessionContext(carried?.context ?? emptyContext(), windowLimits);
   const queue: QueuedMessage[] = carried?.queue ?? [];
@@ -157,8 +182,17 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   let continuing = false;
   let restored = carried !== undefined;
 
-  const events = new EventEmitter(sessionId, carried?.stream);
-  const canUpsertStatus = workflowInfo().typedSearchAttributes.get(SessionStatusKey) !== undefined;
+  const ignoreSignal = (): void => {
+    counters.signalsIgnored += 1;
+  };
+  const events = new EventEmitter(sessionId, carried?.stream, {
+    onIgnoredSignal: ignoreSignal,
+    onDroppedEvent: () => {
+      counters.eventsDropped += 1;
+    },
+  });
+  const deltaGate = new DeltaGate();
+  let canUpsertStatus = workflowInfo().typedSearchAttributes.get(SessionStatusKey) !== undefined;
 
   const emitStatus = (reason?: string) => events.emit({ type: 'status_change', status, activity, turnId: running?.turnId, reason });
   const setStatus = (next: SessionStatus, reason?: string): void => {
@@ -218,7 +252,8 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   setHandler(
     sendMessageUpdate,
     async (raw): Promise<SendMessageResult> => {
-      const msg = SendMessageInput.parse(raw);
+      // The validator has accepted it already; parsing again gives the typed value with defaults.
+      const msg = parseUpdateInput(SendMessageInput, raw, 'sendMessage');
       // The first message of a restored session may arrive before the archive is read.
       await condition(() => restored);
       const seen = msg.clientMessageId ? processed.get(msg.clientMessageId) : undefined;
@@ -238,8 +273,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     },
     {
       validator: (raw) => {
-        const msg = SendMessageInput.safeParse(raw);
-        if (!msg.success) throw invalid(`Invalid sendMessage input: ${describeZodError(msg.error)}`);
+        const msg = { data: parseUpdateInput(SendMessageInput, raw, 'sendMessage') };
         if (msg.data.clientMessageId && processed.has(msg.data.clientMessageId)) return;
         if (closing || status === 'expired') {
           throw ApplicationFailure.nonRetryable(`Session ${sessionId} is ${closing ? 'closing' : status}; send the message again to start it anew.`, FailureType.SessionClosed);
@@ -251,26 +285,27 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     },
   );
 
-  const decide = (raw: unknown, via: 'signal' | 'update'): void => {
-    const decision = DecideToolCallInput.parse(raw);
+  const decide = (decision: DecideToolCallInput, via: 'signal' | 'update'): void => {
     if (!pending.has(decision.toolCallId) || decisions.has(decision.toolCallId)) {
       log.warn('Ignoring a decision for an unknown or decided tool call', { toolCallId: decision.toolCallId, via });
+      if (via === 'signal') ignoreSignal();
       return;
     }
     decisions.set(decision.toolCallId, { approved: decision.approved, reason: decision.reason, decidedBy: 'user' });
   };
-  setHandler(decideToolCallSignal, (raw) => decide(raw, 'signal'));
+  setHandler(decideToolCallSignal, (raw) => {
+    const decision = parseSignalInput(DecideToolCallInput, raw, 'decideToolCall', ignoreSignal);
+    if (decision) decide(decision, 'signal');
+  });
   setHandler(
     decideToolCallUpdate,
     (raw) => {
-      decide(raw, 'update');
+      decide(parseUpdateInput(DecideToolCallInput, raw, 'decideToolCall'), 'update');
       return { accepted: true as const };
     },
     {
       validator: (raw) => {
-        const decision = DecideToolCallInput.safeParse(raw);
-        if (!decision.success) throw invalid(`Invalid decideToolCall input: ${describeZodError(decision.error)}`);
-        const id = decision.data.toolCallId;
+        const id = parseUpdateInput(DecideToolCallInput, raw, 'decideToolCall').toolCallId;
         if (!pending.has(id)) throw ApplicationFailure.nonRetryable(`No tool call ${id} is waiting for confirmation.`, FailureType.ConfirmationUnknown);
         if (decisions.has(id)) throw ApplicationFailure.nonRetryable(`Tool call ${id} was already decided.`, FailureType.ConfirmationUnknown);
       },
@@ -278,18 +313,38 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   );
 
   setHandler(interruptSignal, (raw) => {
-    if (!running) return;
+    const input = parseSignalInput(InterruptInput, raw, 'interrupt', ignoreSignal);
+    if (!input || !running) return;
     counters.interrupts += 1;
-    interruptRunning(raw?.reason ?? 'interrupted by the user');
+    interruptRunning(input.reason ?? 'interrupted by the user');
   });
-  setHandler(endSessionSignal, () => {
-    endRequested = true;
+  setHandler(endSessionSignal, (raw) => {
+    if (parseSignalInput(EndSessionInput, raw, 'endSession', ignoreSignal)) endRequested = true;
   });
-  setHandler(waitForTurnUpdate, async ({ turnId }) => {
-    const known = running?.turnId === turnId || queue.some((q) => q.turnId === turnId) || findResult(turnId) !== undefined;
-    if (!known) throw ApplicationFailure.nonRetryable(`Turn ${turnId} is unknown to session ${sessionId}.`, FailureType.SessionInputInvalid);
-    return turnResult(turnId);
+  const knownTurn = (turnId: string): boolean =>
+    running?.turnId === turnId || queue.some((q) => q.turnId === turnId) || findResult(turnId) !== undefined;
+  setHandler(waitForTurnUpdate, async (raw) => turnResult(parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn').turnId), {
+    validator: (raw) => {
+      const { turnId } = parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn');
+      if (!knownTurn(turnId)) throw invalidInput(`Turn ${turnId} is unknown to session ${sessionId}.`);
+    },
   });
+
+  setHandler(textDeltasSignal, (raw) => {
+    const input = parseSignalInput(TextDeltasInput, raw, 'textDeltas', ignoreSignal);
+    if (!input) return;
+    const refused = deltaGate.admit(input, running);
+    if (refused) {
+      log.warn(`Ignoring text deltas: ${refused}`);
+      ignoreSignal();
+      return;
+    }
+    for (const { delta } of input.deltas) events.emit({ type: 'text_delta', turnId: input.turnId, step: input.step, attempt: input.attempt, delta });
+  });
+  const publishFinalDeltas = (turnId: string, step: number, attempt: number, deltas: readonly string[]): void => {
+    deltaGate.close(turnId, step, attempt);
+    for (const delta of deltas) events.emit({ type: 'text_delta', turnId, step, attempt, delta });
+  };
 
   const awaitDecision = async (confirmation: PendingConfirmation): Promise<Decision> => {
     pending.set(confirmation.toolCallId, confirmation);
@@ -311,6 +366,28 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       if (pending.size === 0 && activity === 'awaiting_confirmation') setActivity('running_tools');
     }
   };
+
+  /**
+   * Sessions started by another client (another SDK, the CLI) may come
+   * without search attributes, and would be invisible to the UI's filters.
+   * The session sets those it lacks, when the namespace has them registered
+   * (setting an unregistered one would fail the workflow task).
+   */
+  async function ensureSearchAttributes(): Promise<void> {
+    const current = workflowInfo().typedSearchAttributes;
+    const wanted = [
+      { key: SessionUserKey, value: options.namespace.user },
+      { key: SessionTenantKey, value: options.namespace.tenant },
+      { key: SessionStatusKey, value: status },
+    ];
+    const missing = wanted.filter((w) => current.get(w.key) === undefined);
+    if (missing.length === 0 || carried !== undefined || !patched(SESSION_SETS_SEARCH_ATTRIBUTES)) return;
+    const registered = new Set(await describeSearchAttributes({ names: missing.map((m) => m.key.name) }));
+    const settable = missing.filter((m) => registered.has(m.key.name));
+    if (settable.length === 0) return;
+    upsertSearchAttributes(settable);
+    canUpsertStatus ||= settable.some((m) => m.key.name === SessionStatusKey.name);
+  }
 
   /** Recalled memories for this turn's prompt; a failed recall costs the turn its memories, not the turn. */
   const recall = async (turnId: string, query: string) => {
@@ -368,6 +445,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     let outcome: TurnOutcome = 'completed';
     let text = '';
     let modelCalls = 0;
+    let modelAttempts = 0;
     let toolCalls = 0;
     let error: string | undefined;
     try {
@@ -395,10 +473,18 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
           onStep: (step) => {
             turn.step = step;
           },
-          onModelCall: () => {
+          onModelCall: (attempt) => {
             counters.modelCalls += 1;
+            counters.modelAttempts += attempt;
             modelCalls += 1;
+            modelAttempts += attempt;
           },
+          onModelFailure: () => {
+            counters.modelFailures += 1;
+            counters.modelAttempts += 1;
+            modelAttempts += 1;
+          },
+          publishDeltas: (step, attempt, deltas) => publishFinalDeltas(turn.turnId, step, attempt, deltas),
           onToolCall: (record) => {
             counters.toolCalls += 1;
             toolCalls += 1;
@@ -440,7 +526,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       if (shouldExtractNow(message.text)) scheduleExtraction('event');
       else if (pendingExtraction.length >= options.memory.extractEveryTurns) scheduleExtraction('periodic');
     }
-    const result: TurnResult = { turnId: turn.turnId, outcome, text, modelCalls, toolCalls, error };
+    const result: TurnResult = { turnId: turn.turnId, outcome, text, modelCalls, modelAttempts, toolCalls, error };
     recentResults.push(result);
     if (recentResults.length > RESULT_MEMORY) recentResults.shift();
     running = null;
@@ -518,6 +604,8 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       stream: events.stream.getState(),
     };
   };
+
+  await ensureSearchAttributes();
 
   if (!restored) {
     const archive = await loadArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'load archive' }, [{ sessionId }]);

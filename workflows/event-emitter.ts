@@ -1,30 +1,98 @@
-import { WorkflowStream, decodePayloadWire } from '@temporalio/workflow-streams/workflow';
+import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
+import { WorkflowStream, decodePayloadWire, workflowStreamPollUpdate, workflowStreamPublishSignal } from '@temporalio/workflow-streams/workflow';
+import type { PollInput, PollResult, WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import type { AgentEvent } from './events';
+import { z } from 'zod';
+import { AgentEvent } from './events';
+import { describeZodError, invalidInput } from './input-guard';
 import { EVENTS_TOPIC } from './messages';
 import { nowIso } from './workflow-clock';
 
 type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
 export type EventBody = DistributiveOmit<AgentEvent, 'sessionId' | 'at'>;
 
-/** Publishes the session's events on its workflow stream, stamped with session id and workflow time. */
+/** Encoded bytes one event may take on the stream; a larger one is a bug and is dropped, never published. */
+export const MAX_EVENT_BYTES = 256_000;
+
+const PollInputSchema = z.object({
+  topics: z.array(z.string().max(256)).max(16),
+  from_offset: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+});
+
+/** What the emitter needs to tell the session about input it refused. */
+export interface EmitterHooks {
+  /** A signal was ignored (the library's publish signal, here). */
+  onIgnoredSignal(reason: string): void;
+  /** An event failed its own schema or size check and was not published. */
+  onDroppedEvent(reason: string): void;
+}
+
+/**
+ * Publishes the session's events on its workflow stream, stamped with
+ * session id and workflow time. Every event is checked against `AgentEvent`
+ * and a size bound before it goes on the stream, so a reader can never meet
+ * one it cannot parse.
+ *
+ * The stream library registers a publish signal and a poll update of its
+ * own. Publishing from outside is closed here (only the workflow publishes
+ * events), and polls are checked before the library's handler sees them:
+ * either could otherwise fail a workflow task with one malformed input.
+ */
 export class EventEmitter {
   readonly stream: WorkflowStream;
   private readonly topic;
 
-  constructor(private readonly sessionId: string, prior?: WorkflowStreamState) {
+  constructor(
+    private readonly sessionId: string,
+    prior: WorkflowStreamState | undefined,
+    private readonly hooks: EmitterHooks,
+  ) {
     this.stream = new WorkflowStream(prior);
     this.topic = this.stream.topic<AgentEvent>(EVENTS_TOPIC);
+    setHandler(workflowStreamPublishSignal, () => {
+      log.warn('Ignoring an external publish to the event stream: only the session publishes its events');
+      hooks.onIgnoredSignal('external publish to the event stream');
+    });
+    // The library's own handler, reached through its (TypeScript-private) method.
+    const poll = (input: PollInput): Promise<PollResult> => this.stream['onPoll'](input);
+    setHandler(workflowStreamPollUpdate, poll, {
+      validator: (raw: unknown) => {
+        if (this.stream['draining']) {
+          throw ApplicationFailure.create({ message: 'Workflow is draining for continue-as-new', type: 'StreamDraining', nonRetryable: true });
+        }
+        const parsed = PollInputSchema.safeParse(raw);
+        if (!parsed.success) throw invalidInput(`Invalid stream poll input: ${describeZodError(parsed.error)}`);
+      },
+    });
   }
 
   emit(body: EventBody): void {
-    this.topic.publish({ ...body, sessionId: this.sessionId, at: nowIso() } as AgentEvent);
+    this.publish({ ...body, sessionId: this.sessionId, at: nowIso() });
   }
 
-  /** Publishes an event made elsewhere (a model activity's last text deltas) as it is. */
-  relay(event: AgentEvent): void {
-    this.topic.publish(event);
+  private publish(candidate: unknown): void {
+    const parsed = AgentEvent.safeParse(candidate);
+    if (!parsed.success) {
+      this.drop(`event does not match AgentEvent: ${describeZodError(parsed.error)}`);
+      return;
+    }
+    let bytes: number;
+    try {
+      bytes = JSON.stringify(parsed.data).length;
+    } catch (err) {
+      this.drop(`event cannot be encoded: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    if (bytes > MAX_EVENT_BYTES) {
+      this.drop(`${parsed.data.type} event is ${bytes} bytes, over ${MAX_EVENT_BYTES}`);
+      return;
+    }
+    this.topic.publish(parsed.data);
+  }
+
+  private drop(reason: string): void {
+    log.error(`Dropping an event: ${reason}`);
+    this.hooks.onDroppedEvent(reason);
   }
 
   /**
@@ -33,10 +101,10 @@ export class EventEmitter {
    * acknowledges cancellation, so they are already in the log.
    */
   streamedText(turnId: string, step: number): string {
-    const { log } = this.stream.getState();
+    const { log: items } = this.stream.getState();
     const parts: string[] = [];
-    for (let i = log.length - 1; i >= 0; i--) {
-      const item = log[i];
+    for (let i = items.length - 1; i >= 0; i--) {
+      const item = items[i];
       if (!item || item.topic !== EVENTS_TOPIC) continue;
       const event = defaultPayloadConverter.fromPayload<AgentEvent>(decodePayloadWire(item.data));
       if (event.type === 'turn_completed' || event.type === 'status_change') {

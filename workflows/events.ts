@@ -24,7 +24,8 @@ export const ToolCallStartEvent = z.object({
   step: z.number().int(),
   toolCallId: z.string(),
   toolName: z.string(),
-  arguments: z.unknown(),
+  /** The arguments as the model sent them, cut to a bounded single-line preview (never the raw object). */
+  argumentsPreview: z.string().max(1_000),
 });
 
 export const ToolCallResultEvent = z.object({
@@ -38,7 +39,10 @@ export const ToolCallResultEvent = z.object({
   /** A short form of the result (the model got the whole of it, up to its own limit). */
   preview: z.string(),
   errorType: z.string().optional(),
+  /** Time the tool ran (retries included), not counting a wait for confirmation. */
   durationMs: z.number(),
+  /** Time the call waited for a person to confirm it, when it had to. */
+  waitedMs: z.number().optional(),
 });
 
 /** A long-running tool reported progress (MCP `notifications/progress`). Published by the tool activity. */

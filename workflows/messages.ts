@@ -1,11 +1,14 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   DecideToolCallInput,
+  EndSessionInput,
   InterruptInput,
   SendMessageInput,
   SendMessageResult,
   SessionView,
+  TextDeltasInput,
   TurnResult,
+  WaitForTurnInput,
 } from './session-types';
 
 /**
@@ -21,10 +24,17 @@ export const sendMessageUpdate = defineUpdate<SendMessageResult, [SendMessageInp
 export const decideToolCallSignal = defineSignal<[DecideToolCallInput]>('decideToolCall');
 export const decideToolCallUpdate = defineUpdate<{ accepted: true }, [DecideToolCallInput]>('decideToolCall');
 export const interruptSignal = defineSignal<[InterruptInput?]>('interrupt');
-export const endSessionSignal = defineSignal<[{ reason?: string }?]>('endSession');
+export const endSessionSignal = defineSignal<[EndSessionInput?]>('endSession');
 export const getSessionQuery = defineQuery<SessionView>('getSession');
 /** Waits until the given turn has finished and returns its result. */
-export const waitForTurnUpdate = defineUpdate<TurnResult, [{ turnId: string }]>('waitForTurn');
+export const waitForTurnUpdate = defineUpdate<TurnResult, [WaitForTurnInput]>('waitForTurn');
+/**
+ * Text the model activity streamed, sent by the activity to its own
+ * session. The workflow checks each batch (running turn, step, attempt,
+ * order, size) and publishes the deltas itself: only the workflow puts
+ * events on the stream.
+ */
+export const textDeltasSignal = defineSignal<[TextDeltasInput]>('textDeltas');
 
 /** Topic of the workflow stream that carries `AgentEvent`s. */
 export const EVENTS_TOPIC = 'events';

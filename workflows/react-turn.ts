@@ -6,6 +6,7 @@ import {
   TimeoutFailure,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
@@ -18,6 +19,9 @@ import type { PendingConfirmation, SessionOptions } from './session-types';
 import { planToolCall, type ToolCallPlan } from './tool-call-plan';
 import { toolErrorContent } from './tool-feedback';
 import { checkCitations, citationCorrection } from './memory-citations';
+import { previewValue } from './json-bounds';
+import { MAX_TURN_TEXT_CHARS } from './model-output-limits';
+import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
 import { nowMs } from './workflow-clock';
 import type { ToolSpec } from './tool-spec';
 
@@ -45,12 +49,17 @@ const { getToolCatalog, executeTool: executeToolLocally } = proxyLocalActivities
 export const LOCAL_TOOL_MAX_TIMEOUT_MS = 2_000;
 export const runsLocally = (spec: ToolSpec): boolean => spec.risk === 'read' && spec.timeoutMs <= LOCAL_TOOL_MAX_TIMEOUT_MS;
 
+/** Patch id: idempotency keys carry the step (see docs/safe-workflow-changes.md). */
+export const IDEMPOTENCY_KEY_PER_STEP = 'idempotency-key-per-step';
+
 /** What happened to one tool call, for the session's records. */
 export interface ToolCallOutcome {
   toolCallId: string;
   toolName: string;
   status: 'ok' | 'failed' | 'declined' | 'rejected';
+  /** Time the tool ran, retries included; the wait for a confirmation is apart, in `waitedMs`. */
   durationMs: number;
+  waitedMs?: number;
   arguments: string;
   result: string;
 }
@@ -73,7 +82,12 @@ export interface TurnContext {
   /** This turn's messages, starting with the user's; the loop appends to it. */
   messages: ChatMessage[];
   onStep(step: number): void;
-  onModelCall(): void;
+  /** A model call answered, on the given attempt. */
+  onModelCall(attempt: number): void;
+  /** A model call failed for good. */
+  onModelFailure(): void;
+  /** Publishes text the model activity had not signalled yet, after what it had (checked like the signal). */
+  publishDeltas(step: number, attempt: number, deltas: readonly string[]): void;
   onToolCall(record: ToolCallOutcome): void;
   /** Tool hashes as this session first saw them (name -> hash), updated on re-approval. */
   toolHashes: Map<string, string>;
@@ -150,6 +164,16 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
   for (let step = 1; step <= options.limits.maxSteps + regenerations; step++) {
     ctx.onStep(step);
     ctx.setActivity('thinking');
+    const modelInput = { sessionId, turnId, step, messages: [...ctx.prefix, ...ctx.messages], tools: offered, model: options.model };
+    const inputBytes = payloadBytes(modelInput);
+    if (inputBytes > SAFE_PAYLOAD_BYTES) {
+      // Scheduling it would fail the workflow task at the server; fail the turn instead, saying why.
+      ctx.onModelFailure();
+      throw new ModelCallFailed(
+        FailureType.ModelRequestInvalid,
+        `The prompt for step ${step} is ${inputBytes} bytes, over the ${SAFE_PAYLOAD_BYTES}-byte limit for one activity input. Lower the session's window limits or shorten the system prompt.`,
+      );
+    }
     let reply: CallModelResult;
     try {
       reply = await callModel.executeWithOptions(
@@ -166,17 +190,19 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
           },
           summary: `model step ${step} of turn ${turnId}`,
         },
-        [{ sessionId, turnId, step, messages: [...ctx.prefix, ...ctx.messages], tools: offered, model: options.model }],
+        [modelInput],
       );
     } catch (err) {
       if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+      ctx.onModelFailure();
       const failure = modelFailureMessage(err);
       throw new ModelCallFailed(failure.type, failure.message);
     }
+    const attempt = reply.attempt ?? 1;
     // The deltas the activity had not signalled yet go on the stream now, after the ones it had.
-    for (const delta of reply.unpublished ?? []) ctx.events.relay(delta);
+    ctx.publishDeltas(step, attempt, legacyDeltas(reply));
     modelCalls++;
-    ctx.onModelCall();
+    ctx.onModelCall(attempt);
     if (reply.content) texts.push(reply.content);
     const assistant: AssistantMessage = { role: 'assistant', content: reply.content };
     if (reply.toolCalls.length > 0) assistant.tool_calls = reply.toolCalls;
@@ -200,10 +226,19 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
         const correction = ctx.messages.findIndex((m) => m.role === 'user' && m.content.startsWith('[runtime check] '));
         if (correction > 0) ctx.messages.splice(correction - 1, 2);
       }
-      return { text: texts.join('\n\n'), modelCalls, toolCalls, hitStepLimit: false };
+      return { text: boundTurnText(texts.join('\n\n')), modelCalls, toolCalls, hitStepLimit: false };
     }
 
-    const plans = reply.toolCalls.map((call) => planToolCall(call, tools, options.toolPolicy));
+    if (reply.droppedToolCalls) {
+      ctx.events.emit({
+        type: 'error',
+        turnId,
+        errorType: FailureType.ModelOutputInvalid,
+        message: `The model asked for ${reply.toolCalls.length + reply.droppedToolCalls} tool calls in one step; only the first ${reply.toolCalls.length} were taken.`,
+      });
+    }
+    const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t.chars]));
+    const plans = reply.toolCalls.map((call, index) => planToolCall(call, tools, options.toolPolicy, truncated.get(index)));
     ctx.setActivity('running_tools');
     // Calls from one response are independent by construction: each goes its own way
     // (confirm, run) concurrently, and results are appended in the order of the calls.
@@ -214,22 +249,40 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
 
   const capNote = `I stopped after ${options.limits.maxSteps} model steps without reaching a final answer. Tell me how you would like to continue.`;
   texts.push(capNote);
-  return { text: texts.join('\n\n'), modelCalls, toolCalls, hitStepLimit: true };
+  return { text: boundTurnText(texts.join('\n\n')), modelCalls, toolCalls, hitStepLimit: true };
+}
+
+/** A turn's answer as kept in its result and event: long answers keep their start and say how much was cut. */
+function boundTurnText(text: string): string {
+  if (text.length <= MAX_TURN_TEXT_CHARS) return text;
+  return `${text.slice(0, MAX_TURN_TEXT_CHARS)}\n[… ${text.length - MAX_TURN_TEXT_CHARS} more characters not kept]`;
+}
+
+/** Results recorded before deltas moved to plain strings carried whole `text_delta` events. */
+function legacyDeltas(reply: CallModelResult): string[] {
+  if (reply.unpublishedDeltas) return reply.unpublishedDeltas;
+  const legacy = (reply as { unpublished?: Array<{ delta?: unknown }> }).unpublished ?? [];
+  return legacy.flatMap((e) => (typeof e?.delta === 'string' ? [e.delta] : []));
 }
 
 async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number): Promise<ToolMessage> {
   const { events, turnId } = ctx;
   const call: ToolCall = plan.call;
   const toolName = call.function.name;
-  events.emit({ type: 'tool_call_start', turnId, step, toolCallId: call.id, toolName, arguments: plan.args });
-  const started = nowMs();
+  const argumentsPreview = previewValue(plan.kind === 'reject' ? call.function.arguments : plan.args, 500);
+  events.emit({ type: 'tool_call_start', turnId, step, toolCallId: call.id, toolName, argumentsPreview });
+  // Run time starts when the tool is started; a wait for confirmation is counted apart.
+  let started = nowMs();
+  let waitedMs: number | undefined;
   const finish = (ok: boolean, content: string, errorType?: string): ToolMessage => {
+    const durationMs = waitedMs !== undefined && errorType === FailureType.ToolDeclined ? 0 : nowMs() - started;
     ctx.onToolCall({
       toolCallId: call.id,
       toolName,
       status: ok ? 'ok' : errorType === FailureType.ToolDeclined ? 'declined' : plan.kind === 'reject' ? 'rejected' : 'failed',
-      durationMs: nowMs() - started,
-      arguments: preview(typeof plan.args === 'string' ? plan.args : JSON.stringify(plan.args ?? null), 300),
+      durationMs,
+      ...(waitedMs !== undefined ? { waitedMs } : {}),
+      arguments: previewValue(argumentsPreview, 300),
       result: preview(content, 300),
     });
     events.emit({
@@ -241,7 +294,8 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
       ok,
       preview: preview(content),
       errorType,
-      durationMs: nowMs() - started,
+      durationMs,
+      ...(waitedMs !== undefined ? { waitedMs } : {}),
     });
     return { role: 'tool', tool_call_id: call.id, content };
   };
@@ -252,6 +306,7 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
   const changed = ctx.options.toolPolicy.reapproveChangedTools && seenHash !== undefined && seenHash !== plan.spec.hash;
   if (plan.needsConfirmation || changed) {
     const now = nowMs();
+    const waitStarted = nowMs();
     const decision = await ctx.awaitDecision({
       toolCallId: call.id,
       toolName,
@@ -264,6 +319,8 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
         ? 'this tool\'s description or schema changed since this session first saw it'
         : `${plan.spec.risk} tool${plan.spec.risk === 'destructive' ? '' : ' (session policy)'}`,
     });
+    waitedMs = nowMs() - waitStarted;
+    started = nowMs();
     if (!decision.approved) {
       const why =
         decision.decidedBy === 'timeout'
@@ -283,7 +340,9 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
       toolName,
       arguments: plan.args,
       namespace: ctx.options.namespace,
-      idempotencyKey: `${ctx.sessionId}:${turnId}:${call.id}`,
+      // Models may reuse call ids across the steps of one turn (`call_0` each time), so the step is part of the key.
+      // Runs that started a tool call before the step was added keep the key they had.
+      idempotencyKey: patched(IDEMPOTENCY_KEY_PER_STEP) ? `${ctx.sessionId}:${turnId}:${step}:${call.id}` : `${ctx.sessionId}:${turnId}:${call.id}`,
     };
     const retry: RetryPolicy = { maximumAttempts: plan.spec.maxAttempts, initialInterval: '300 milliseconds', nonRetryableErrorTypes: [...nonRetryableFailureTypes] };
     const summary = `tool ${toolName} (call ${call.id})`;

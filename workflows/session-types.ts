@@ -86,14 +86,32 @@ export const SendMessageInput = z.object({
 export type SendMessageInput = z.infer<typeof SendMessageInput>;
 
 export const DecideToolCallInput = z.object({
-  toolCallId: z.string().min(1),
+  toolCallId: z.string().min(1).max(256),
   approved: z.boolean(),
   reason: z.string().max(2_000).optional(),
 });
 export type DecideToolCallInput = z.infer<typeof DecideToolCallInput>;
 
-export const InterruptInput = z.object({ reason: z.string().max(2_000).optional() }).default({});
-export type InterruptInput = z.infer<typeof InterruptInput>;
+// Signals may arrive with no argument at all (the `temporal` CLI without --input): that is {}.
+export const InterruptInput = z.object({ reason: z.string().max(2_000).optional() }).nullish().transform((v) => v ?? {});
+export type InterruptInput = z.input<typeof InterruptInput>;
+
+export const EndSessionInput = z.object({ reason: z.string().max(2_000).optional() }).nullish().transform((v) => v ?? {});
+export type EndSessionInput = z.input<typeof EndSessionInput>;
+
+export const WaitForTurnInput = z.object({ turnId: z.string().min(1).max(64) });
+export type WaitForTurnInput = z.infer<typeof WaitForTurnInput>;
+
+/** One batch of streamed text from the model activity (see `textDeltasSignal`). */
+export const TextDeltasInput = z.object({
+  turnId: z.string().min(1).max(64),
+  step: z.number().int().min(1).max(1_000),
+  attempt: z.number().int().min(1).max(1_000),
+  /** Grows by one per batch within a model call attempt; a repeated or older batch is dropped. */
+  seq: z.number().int().min(1),
+  deltas: z.array(z.object({ delta: z.string().max(20_000), at: z.string().max(64).optional() })).min(1).max(1_000),
+});
+export type TextDeltasInput = z.infer<typeof TextDeltasInput>;
 
 export const SessionStatus = z.enum(['created', 'active', 'archived', 'expired']);
 export type SessionStatus = z.infer<typeof SessionStatus>;
@@ -132,7 +150,10 @@ export const TurnResult = z.object({
   turnId: z.string(),
   outcome: TurnOutcome,
   text: z.string(),
+  /** Model calls that answered. */
   modelCalls: z.number().int(),
+  /** Every attempt, failed ones and retries included. */
+  modelAttempts: z.number().int().optional(),
   toolCalls: z.number().int(),
   error: z.string().optional(),
 });
@@ -160,6 +181,13 @@ export const SessionCounters = z.object({
   memoryExtractions: z.number().int().default(0),
   citationsRegenerated: z.number().int().default(0),
   citationsFlagged: z.number().int().default(0),
+  /** Model call attempts, retries included, and model calls that failed for good. */
+  modelAttempts: z.number().int().default(0),
+  modelFailures: z.number().int().default(0),
+  /** Signals dropped because their input did not parse or did not fit the session's state. */
+  signalsIgnored: z.number().int().default(0),
+  /** Events the workflow built but could not publish (a bug if ever non-zero). */
+  eventsDropped: z.number().int().default(0),
 });
 export type SessionCounters = z.infer<typeof SessionCounters>;
 
@@ -177,6 +205,10 @@ export const emptyCounters = (): SessionCounters => ({
   memoryExtractions: 0,
   citationsRegenerated: 0,
   citationsFlagged: 0,
+  modelAttempts: 0,
+  modelFailures: 0,
+  signalsIgnored: 0,
+  eventsDropped: 0,
 });
 
 /** What the `getSession` query returns. */

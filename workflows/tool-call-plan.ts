@@ -1,5 +1,6 @@
 import type { ToolCall } from './chat-message';
 import { FailureType } from './failure-types';
+import { checkJsonBounds } from './json-bounds';
 import { checkJsonSchema } from './json-schema-check';
 import type { ToolPolicy } from './session-types';
 import type { ToolSpec } from './tool-spec';
@@ -36,7 +37,7 @@ function briefSchema(spec: ToolSpec): string {
  * session's allow-list, arguments that parse and fit the schema. Rejections
  * carry the text the model will read.
  */
-export function planToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolSpec>, policy: ToolPolicy): ToolCallPlan {
+export function planToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolSpec>, policy: ToolPolicy, truncatedChars?: number): ToolCallPlan {
   const name = call.function.name;
   const spec = tools.get(name);
   if (!spec) {
@@ -49,6 +50,16 @@ export function planToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolSpec
   }
   if (!isAllowed(name, policy)) {
     return { kind: 'reject', call, errorType: FailureType.ToolNotAllowed, detail: `The tool "${name}" is not allowed in this session.`, args: call.function.arguments };
+  }
+  const tooBig = truncatedChars !== undefined ? `the arguments are ${truncatedChars} characters long, over the limit for one call` : checkJsonBounds(call.function.arguments)?.message;
+  if (tooBig) {
+    return {
+      kind: 'reject',
+      call,
+      errorType: FailureType.ToolInputInvalid,
+      detail: `The arguments were not accepted: ${tooBig}. Send a smaller, flatter JSON object shaped like ${briefSchema(spec)}.`,
+      args: '',
+    };
   }
   let parsed: unknown;
   try {

@@ -103,7 +103,7 @@ export class EventRenderer {
       }
       case 'tool_call_start': {
         const n = this.callNumber(event.turnId, event.toolCallId);
-        this.line(`  ${s.yellow(`┌ tool #${n}`)} ${s.bold(event.toolName)} ${s.dim(oneLine(event.arguments, ARGS_MAX))}`);
+        this.line(`  ${s.yellow(`┌ tool #${n}`)} ${s.bold(event.toolName)} ${s.dim(oneLine(event.argumentsPreview, ARGS_MAX))}`);
         return;
       }
       case 'tool_call_result': {

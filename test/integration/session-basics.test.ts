@@ -42,7 +42,7 @@ describe('a session workflow', () => {
     const lastDeltaAt = Date.parse(deltas[deltas.length - 1]?.at ?? '');
     expect(lastDeltaAt - firstDeltaAt).toBeGreaterThan(100);
     const history = await env.agent.client.workflow.getHandle(`session-${sessionId}`).fetchHistory();
-    const publishSignals = history.events?.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === '__temporal_workflow_stream_publish');
+    const publishSignals = history.events?.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'textDeltas');
     expect(publishSignals?.length).toBeGreaterThan(0);
     const done = events.findIndex((e) => e.type === 'turn_completed');
     expect(events.findIndex((e) => e.type === 'text_delta')).toBeLessThan(done);

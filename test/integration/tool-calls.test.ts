@@ -43,7 +43,7 @@ describe('tool calls in the ReAct loop', () => {
     // Overlap: each started before the other ended.
     expect(a.start).toBeLessThan(b.end!);
     expect(b.start).toBeLessThan(a.end!);
-    expect(a.key).toBe(`${sessionId}:${turnId}:call_a`);
+    expect(a.key).toBe(`${sessionId}:${turnId}:1:call_a`);
     const second = env.model.requestsFor(sessionId)[1]!;
     const results = toolMessages(second.body);
     expect(results.map((m) => m.tool_call_id)).toEqual(['call_a', 'call_b']);
@@ -156,5 +156,70 @@ describe('tool calls in the ReAct loop', () => {
     const error = events.map((e) => e.event).find((e) => e.type === 'error');
     expect(error).toMatchObject({ errorType: 'ModelRequestInvalid' });
     expect(error?.type === 'error' && error.message).toMatch(/context window/);
+  });
+
+  it('gives each step its own idempotency key when the model reuses a call id across steps', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script(
+      [
+        { respond: { kind: 'tool_calls', calls: [{ id: 'call_0', name: 'local_note', arguments: { text: 'first' } }] } },
+        { match: { hasToolResults: true }, respond: { kind: 'tool_calls', calls: [{ id: 'call_0', name: 'local_note', arguments: { text: 'second' } }] } },
+        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Both stored.' } },
+      ],
+      { lane: sessionId },
+    );
+    const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'store two notes' });
+    expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'completed', toolCalls: 2 });
+    const keys = log.runs.filter((r) => r.key.startsWith(`${sessionId}:`)).map((r) => r.key);
+    expect(keys).toEqual([`${sessionId}:${turnId}:1:call_0`, `${sessionId}:${turnId}:2:call_0`]);
+  });
+
+  it('rejects arguments nested 20,000 deep as invalid input, tells the model why, and streams only a bounded preview', async () => {
+    const sessionId = uniqueId('s');
+    const deep = `{"text":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    env.model.script(
+      [
+        { respond: { kind: 'tool_calls', calls: [{ id: 'call_deep', name: 'local_note', arguments: deep }] } },
+        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Sorry.' } },
+      ],
+      { lane: sessionId },
+    );
+    const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'store a deep note' });
+    const events = await collectEvents(env.agent, sessionId, turnCompleted(turnId));
+    expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'completed', text: 'Sorry.' });
+    expect(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`))).toHaveLength(0);
+    const [message] = toolMessages(env.model.requestsFor(sessionId)[1]!.body);
+    const { error } = JSON.parse(String(message!.content)) as { error: { type: string; message: string } };
+    expect(error.type).toBe('ToolInputInvalid');
+    expect(error.message).toMatch(/nested more than 32 levels/);
+    const start = events.map((e) => e.event).find((e) => e.type === 'tool_call_start');
+    expect(start?.type === 'tool_call_start' && start.argumentsPreview.length).toBeLessThanOrEqual(500);
+    const history = await env.client.workflow.getHandle(`session-${sessionId}`).fetchHistory();
+    expect(history.events?.some((e) => e.workflowTaskFailedEventAttributes)).toBe(false);
+  });
+
+  it('counts a confirmed call\'s run time apart from the time it waited, and counts model attempts', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script(
+      [
+        { respond: { kind: 'server_error' } },
+        { respond: { kind: 'tool_calls', calls: [{ id: 'call_w', name: 'local_wipe', arguments: { confirmText: 'yes' } }] } },
+        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Wiped.' } },
+      ],
+      { lane: sessionId },
+    );
+    const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'wipe my notes' });
+    const held = await collectEvents(env.agent, sessionId, (e) => e.type === 'confirmation_required');
+    await new Promise((r) => setTimeout(r, 1_200));
+    await env.agent.approve(sessionId, 'call_w');
+    const events = await collectEvents(env.agent, sessionId, turnCompleted(turnId), { fromOffset: held[held.length - 1]!.offset + 1 });
+    const result = events.map((e) => e.event).find((e) => e.type === 'tool_call_result');
+    expect(result).toMatchObject({ ok: true });
+    expect(result?.type === 'tool_call_result' && result.waitedMs).toBeGreaterThanOrEqual(1_000);
+    expect(result?.type === 'tool_call_result' && result.durationMs).toBeLessThan(1_000);
+    const turn = await env.agent.waitForTurn(sessionId, turnId);
+    expect(turn).toMatchObject({ outcome: 'completed', modelCalls: 2, modelAttempts: 3 });
+    const view = await env.agent.getSession(sessionId);
+    expect(view.counters).toMatchObject({ modelCalls: 2, modelAttempts: 3, modelFailures: 0 });
   });
 });

@@ -51,7 +51,7 @@ describe('a worker killed with SIGKILL', () => {
     child = await startChildWorker();
     const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'record invoice 42' });
     const effects = env.db.collection<{ _id: string; attempts: number }>(SIDE_EFFECTS);
-    const key = `${sessionId}:${turnId}:call_w`;
+    const key = `${sessionId}:${turnId}:1:call_w`;
     await eventually(() => effects.findOne({ _id: key }), 'the side effect to start', 30_000);
     child.kill('SIGKILL');
     await new Promise((resolve) => child!.once('exit', resolve));

@@ -1,0 +1,88 @@
+import { checkJsonBounds, previewValue } from '../../workflows/json-bounds';
+import { DeltaGate } from '../../workflows/text-deltas';
+import { boundToolCalls } from '../../activities/model-output-bounds';
+import { MODEL_OUTPUT_LIMITS } from '../../workflows/model-output-limits';
+import { payloadBytes } from '../../workflows/payload-budget';
+
+describe('JSON bounds on model arguments', () => {
+  it('accepts ordinary arguments', () => {
+    expect(checkJsonBounds('{"a":[1,2,{"b":"c"}],"d":"[[[[not nesting]]]]"}')).toBeNull();
+  });
+
+  it('refuses nesting past the depth limit without parsing or recursing', () => {
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    expect(checkJsonBounds(deep)).toMatchObject({ limit: 'depth' });
+  });
+
+  it('does not count brackets inside strings, escaped quotes included', () => {
+    expect(checkJsonBounds(`{"s":"${'\\"['.repeat(100)}"}`, { maxChars: 10_000, maxDepth: 2, maxEntries: 10 })).toBeNull();
+  });
+
+  it('refuses too many entries and too many characters', () => {
+    expect(checkJsonBounds(`[${'1,'.repeat(3_000)}1]`)).toMatchObject({ limit: 'entries' });
+    expect(checkJsonBounds(`"${'x'.repeat(70_000)}"`)).toMatchObject({ limit: 'size' });
+  });
+
+  it('previews any value as a bounded string and never throws', () => {
+    expect(previewValue({ a: 'x'.repeat(2_000) }, 100)).toHaveLength(100);
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(previewValue(cyclic)).toBe('[unprintable value]');
+  });
+});
+
+describe('the text delta gate', () => {
+  const running = { turnId: 'turn-1', step: 2 };
+  const batch = (over: Partial<{ turnId: string; step: number; attempt: number; seq: number }> = {}) => ({
+    turnId: 'turn-1', step: 2, attempt: 1, seq: 1, deltas: [{ delta: 'x' }], ...over,
+  });
+
+  it('admits batches of the running step in order, once', () => {
+    const gate = new DeltaGate();
+    expect(gate.admit(batch(), running)).toBeNull();
+    expect(gate.admit(batch({ seq: 2 }), running)).toBeNull();
+    expect(gate.admit(batch({ seq: 2 }), running)).toMatch(/arrived already/);
+    expect(gate.admit(batch({ seq: 1 }), running)).toMatch(/arrived already/);
+  });
+
+  it('refuses batches for another turn or step, when idle, and from an older attempt', () => {
+    const gate = new DeltaGate();
+    expect(gate.admit(batch({ turnId: 'turn-9' }), running)).toMatch(/not the running turn/);
+    expect(gate.admit(batch({ step: 1 }), running)).toMatch(/at step 2/);
+    expect(gate.admit(batch(), null)).toMatch(/not the running turn/);
+    expect(gate.admit(batch({ attempt: 2 }), running)).toBeNull();
+    expect(gate.admit(batch({ attempt: 1, seq: 5 }), running)).toMatch(/older than attempt 2/);
+  });
+
+  it('takes nothing more for an attempt once its result carried the last deltas', () => {
+    const gate = new DeltaGate();
+    gate.close('turn-1', 2, 1);
+    expect(gate.admit(batch({ seq: 7 }), running)).toMatch(/arrived already/);
+  });
+});
+
+describe('bounds on one model response', () => {
+  const call = (id: string, args: string) => ({ id, type: 'function' as const, function: { name: 'local_note', arguments: args } });
+
+  it('empties and reports oversized arguments, and drops calls past the count', () => {
+    const calls = [call('a', '{}'), call('b', `"${'x'.repeat(MODEL_OUTPUT_LIMITS.maxArgumentChars)}"`), ...Array.from({ length: 40 }, (_, i) => call(`c${i}`, '{}'))];
+    const bounded = boundToolCalls(calls);
+    expect(bounded.toolCalls).toHaveLength(MODEL_OUTPUT_LIMITS.maxToolCalls);
+    expect(bounded.droppedToolCalls).toBe(calls.length - MODEL_OUTPUT_LIMITS.maxToolCalls);
+    expect(bounded.truncatedArguments).toEqual([{ index: 1, chars: MODEL_OUTPUT_LIMITS.maxArgumentChars + 2 }]);
+    expect(bounded.toolCalls[1]!.function.arguments).toBe('');
+  });
+
+  it('cuts names and ids no tool could have', () => {
+    const [bounded] = boundToolCalls([{ id: 'i'.repeat(1_000), type: 'function', function: { name: 'n'.repeat(1_000), arguments: '{}' } }]).toolCalls;
+    expect(bounded!.id).toHaveLength(MODEL_OUTPUT_LIMITS.maxNameChars);
+    expect(bounded!.function.name).toHaveLength(MODEL_OUTPUT_LIMITS.maxNameChars);
+  });
+});
+
+describe('payload size', () => {
+  it('counts UTF-8 bytes of the JSON form', () => {
+    expect(payloadBytes({ a: 'é' })).toBe(JSON.stringify({ a: 'é' }).length + 1);
+    expect(payloadBytes('波尔图')).toBe(2 + 9);
+  });
+});

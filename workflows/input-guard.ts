@@ -1,0 +1,40 @@
+import { ApplicationFailure, log } from '@temporalio/workflow';
+import type { z } from 'zod';
+import { FailureType } from './failure-types';
+
+/** `path: message; ...` for every issue, so a caller sees each bad field at once. */
+export function describeZodError(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): string {
+  return error.issues
+    .slice(0, 10)
+    .map((i) => `${i.path.length ? i.path.map(String).join('.') : '(input)'}: ${i.message}`)
+    .join('; ');
+}
+
+/** The failure an update validator throws for input it cannot accept. */
+export function invalidInput(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, FailureType.SessionInputInvalid);
+}
+
+/**
+ * Parses an update's input in its validator: bad input is rejected before
+ * anything is written to history, with every invalid field named.
+ */
+export function parseUpdateInput<T>(schema: z.ZodType<T>, raw: unknown, name: string): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw invalidInput(`Invalid ${name} input: ${describeZodError(parsed.error)}`);
+  return parsed.data;
+}
+
+/**
+ * Signals cannot be rejected, and a throw in a signal handler fails every
+ * workflow task from then on (replay repeats it). So a signal's input is
+ * parsed safely: what does not parse is logged, counted and ignored.
+ */
+export function parseSignalInput<T>(schema: z.ZodType<T>, raw: unknown, name: string, onIgnored: (reason: string) => void): T | undefined {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const reason = `invalid ${name} input: ${describeZodError(parsed.error)}`;
+  log.warn(`Ignoring a signal: ${reason}`, { signal: name });
+  onIgnored(reason);
+  return undefined;
+}

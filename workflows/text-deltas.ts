@@ -1,0 +1,36 @@
+import type { TextDeltasInput } from './session-types';
+
+/** Where the stream of one model call's text stands. */
+interface Cursor {
+  turnId: string;
+  step: number;
+  attempt: number;
+  seq: number;
+}
+
+/**
+ * Decides which batches of streamed text reach the event stream: only those
+ * of the running turn's current step, newest attempt, in order and once. A
+ * batch that fails any of these is dropped with a reason.
+ */
+export class DeltaGate {
+  private cursor: Cursor = { turnId: '', step: 0, attempt: 0, seq: 0 };
+
+  /** Returns null when the signalled batch may be published, else why not. */
+  admit(input: TextDeltasInput, running: { turnId: string; step: number } | null): string | null {
+    if (!running || running.turnId !== input.turnId) return `text deltas for ${input.turnId}, which is not the running turn`;
+    if (running.step !== input.step) return `text deltas for step ${input.step} of ${input.turnId}, which is at step ${running.step}`;
+    const c = this.cursor;
+    if (c.turnId === input.turnId && c.step === input.step) {
+      if (input.attempt < c.attempt) return `text deltas from attempt ${input.attempt}, older than attempt ${c.attempt}`;
+      if (input.attempt === c.attempt && input.seq <= c.seq) return `text delta batch ${input.seq} of attempt ${input.attempt} arrived already`;
+    }
+    this.cursor = { turnId: input.turnId, step: input.step, attempt: input.attempt, seq: input.seq };
+    return null;
+  }
+
+  /** The model call's result carried the last deltas: nothing signalled later for that attempt is taken. */
+  close(turnId: string, step: number, attempt: number): void {
+    this.cursor = { turnId, step, attempt, seq: Number.MAX_SAFE_INTEGER };
+  }
+}
