@@ -1,0 +1,29 @@
+import type { SendMessageInput, SessionOptionsInput, TurnResult } from '../../workflows/session-types';
+import { eventually } from '../support/test-env';
+import type { ScenarioContext } from './scenario';
+
+/** Sends a message (starting the session) and waits for its turn to finish. */
+export async function say(ctx: ScenarioContext, text: string, extra: { options?: Partial<SessionOptionsInput>; message?: Partial<SendMessageInput> } = {}): Promise<TurnResult> {
+  const { turnId } = await ctx.env.agent.send(ctx.options(extra.options), { text, ...extra.message });
+  return ctx.env.agent.waitForTurn(ctx.sessionId, turnId);
+}
+
+/** Scripts a destructive `local_wipe` call (it needs confirmation), then a text answer once its result is in. */
+export function scriptWipe(ctx: ScenarioContext, answer = 'Done.'): void {
+  ctx.env.model.script(
+    [
+      { respond: { kind: 'tool_calls', calls: [{ id: `call_wipe_${ctx.sessionId}`, name: 'local_wipe', arguments: { confirmText: 'all' } }] } },
+      { match: { hasToolResults: true }, respond: { kind: 'text', text: answer } },
+    ],
+    { lane: ctx.sessionId },
+  );
+}
+
+/** The id of the tool call the session holds for confirmation, once it does. */
+export async function pendingCall(ctx: ScenarioContext): Promise<string> {
+  const view = await eventually(async () => {
+    const v = await ctx.env.agent.getSession(ctx.sessionId);
+    return v.pendingConfirmations.length > 0 ? v : null;
+  }, 'a pending confirmation');
+  return view.pendingConfirmations[0]!.toolCallId;
+}
