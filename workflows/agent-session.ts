@@ -24,6 +24,7 @@ import { DEFAULT_SYSTEM_PROMPT } from './default-system-prompt';
 import { SessionStatusKey, SessionTenantKey, SessionUserKey } from './search-attributes';
 import { describeZodError, invalidInput, parseSignalInput, parseUpdateInput } from './input-guard';
 import { DeltaGate } from './text-deltas';
+import { fitCarriedState } from './carried-state-budget';
 import { EventEmitter } from './event-emitter';
 import { FailureType } from './failure-types';
 import {
@@ -587,7 +588,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     let keepFrom = state.log.length;
     while (keepFrom > 0 && bytes + (state.log[keepFrom - 1]?.data.length ?? 0) <= STREAM_BYTES_KEPT) bytes += state.log[--keepFrom]?.data.length ?? 0;
     if (keepFrom > 0) events.stream.truncate(state.base_offset + keepFrom);
-    return {
+    const fitted = fitCarriedState({
       status,
       createdAt,
       version,
@@ -602,7 +603,9 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       toolHashes: [...toolHashes.entries()],
       pendingExtraction,
       stream: events.stream.getState(),
-    };
+    });
+    if (fitted.dropped.length > 0) log.warn(`Carried state over the payload budget; left out ${fitted.dropped.join(', ')}`);
+    return fitted.state;
   };
 
   await ensureSearchAttributes();
