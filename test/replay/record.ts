@@ -185,7 +185,8 @@ async function main(): Promise<number> {
   const results = await recordScenarios(chosen, { concurrency: args.concurrency }).finally(() => rmSync(bundlePath, { force: true }));
   const failed = results.filter((r) => !r.ok);
   if (!args.names.length) {
-    const stale = readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json') && !all.some((s) => `${s.name}.json` === f));
+    // `<scenario>--<note>.json` is a kept older recording (say, from before a patch), not a stale one.
+    const stale = readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json') && !all.some((s) => f === `${s.name}.json` || f.startsWith(`${s.name}--`)));
     if (stale.length) process.stderr.write(`histories without a scenario (delete them or add the scenario back): ${stale.join(', ')}\n`);
   }
   process.stdout.write(
