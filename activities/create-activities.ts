@@ -9,7 +9,9 @@ import { defaultMemoryConfig, type MemoryConfig } from './memory/memory-config';
 import { MemoryRepository } from './memory/memory-repository';
 import type { RecallCache } from './memory/recall-cache';
 import { createModelActivities } from './model-activities';
+import { SecretRedactor } from './secret-redactor';
 import { SessionArchiveRepository } from './session-archive';
+import { createSearchAttributeActivities } from './search-attribute-activities';
 import { createSummarizeActivity } from './summarize-activity';
 import { createToolActivities, type ToolSource } from './tool-activities';
 import { calculateTool, currentTimeTool } from './tools/builtin-tools';
@@ -30,6 +32,8 @@ export interface ActivityDeps {
   toolSource?: ToolSource;
   /** Long-term memory; without it the offline embedder and default settings are used. */
   memory?: { embedder: Embedder; config: MemoryConfig; cache?: RecallCache };
+  /** Configured secret values (API key, MongoDB password, MCP headers/env); removed from every error an activity throws. */
+  secrets?: readonly string[];
 }
 
 /** The built-in native tools: time, exact arithmetic and the meetings domain. */
@@ -50,21 +54,25 @@ export function staticToolSource(tools: NativeTool[], timeoutMs: number): ToolSo
   return { current: () => built };
 }
 
-/** Builds every activity from injected dependencies, so tests can pass real or fake ones. */
+/**
+ * Builds every activity from injected dependencies, so tests can pass real or
+ * fake ones. Whatever an activity throws passes through one SecretRedactor.
+ */
 export function createActivities(deps: ActivityDeps): SessionActivities & MemoryActivities {
   const memory = deps.memory ?? { embedder: new OfflineEmbedder(), config: defaultMemoryConfig() };
   const tools =
     deps.toolSource ??
     staticToolSource([...builtinTools(deps.db), ...memoryTools(deps.db, memory), ...(deps.extraTools ?? [])], deps.limits.toolTimeoutMs);
-  return {
+  return new SecretRedactor(deps.secrets ?? []).activities({
     ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name }),
     ...createSummarizeActivity({ openai: deps.openai, model: deps.model.name }),
     ...createArchiveActivities(new SessionArchiveRepository(deps.db)),
+    ...createSearchAttributeActivities(),
     ...createMemoryActivities({ db: deps.db, openai: deps.openai, modelName: deps.model.name, ...memory }),
     ...createToolActivities({
       tools,
       results: new ToolResultStore(deps.db),
       maxResultChars: deps.limits.maxToolResultChars,
     }),
-  };
+  });
 }

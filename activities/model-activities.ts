@@ -63,8 +63,16 @@ export function classifyModelError(err: unknown, model: string, baseUrl?: string
     return ApplicationFailure.retryable(`The model API${where} failed (${status}): ${detail}`, FailureType.ModelUnavailable);
   }
   const message = err instanceof Error ? err.message : String(err);
-  // fetch() hides the useful part ("ECONNREFUSED 127.0.0.1:11434") in its cause.
-  const cause = err instanceof Error && err.cause instanceof Error && !message.includes(err.cause.message) ? ` (${err.cause.message})` : '';
+  // fetch() hides the useful part ("ECONNREFUSED 127.0.0.1:11434") in its causes.
+  const causes: string[] = [];
+  // Duck-typed: errors from Node's own fetch may come from another realm (e.g. under jest).
+  let e: unknown = (err as { cause?: unknown } | null)?.cause;
+  for (let depth = 0; typeof (e as { message?: unknown } | null)?.message === 'string' && depth < 3; depth++) {
+    const text = (e as { message: string }).message;
+    if (text && !message.includes(text)) causes.push(text);
+    e = (e as { cause?: unknown }).cause;
+  }
+  const cause = causes.length > 0 ? ` (${causes.join(': ')})` : '';
   return ApplicationFailure.retryable(
     `Could not reach the model API${where}: ${message}${cause}. Check that the model server runs and that OPENAI_BASE_URL points at it.`,
     FailureType.ModelUnavailable,

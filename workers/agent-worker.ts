@@ -1,5 +1,4 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { MongoClient } from 'mongodb';
+import { Worker, type WorkerOptions } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { builtinTools, createActivities, memoryTools, type ActivityDeps } from '../activities/create-activities';
 import { startMcp, type McpLogger, type McpRuntime } from '../activities/mcp';
@@ -8,7 +7,8 @@ import { MemoryRepository } from '../activities/memory/memory-repository';
 import { ensureMeetingIndexes } from '../activities/tools/meeting-tools';
 import { nativeRunnable } from '../activities/tools/tool-registry';
 import { SessionArchiveRepository } from '../activities/session-archive';
-import type { RuntimeConfig } from './config';
+import { configuredSecrets, type RuntimeConfig } from './config';
+import { connectMongo, connectTemporal } from './dependencies';
 import { ensureMaintenanceSchedule } from './maintenance-schedule';
 
 export interface AgentWorkerHandle {
@@ -32,8 +32,7 @@ export interface AgentWorkerOverrides {
 
 /** Connects every dependency named in the config and creates a worker for the session workflow. */
 export async function createAgentWorker(config: RuntimeConfig, overrides: AgentWorkerOverrides = {}): Promise<AgentWorkerHandle> {
-  const mongo = new MongoClient(config.mongodb.uri, { serverSelectionTimeoutMS: 10_000 });
-  await mongo.connect();
+  const mongo = await connectMongo(config);
   const db = mongo.db(config.mongodb.database);
   await ensureMeetingIndexes(db);
   await new SessionArchiveRepository(db).ensureIndexes();
@@ -66,7 +65,11 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
       throw err;
     });
   }
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await connectTemporal(config).catch(async (err: unknown) => {
+    await mcp?.close().catch(() => undefined);
+    await mongo.close().catch(() => undefined);
+    throw err;
+  });
   const activities = createActivities({
     db,
     openai,
@@ -75,11 +78,16 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     extraTools: overrides.extraTools,
     toolSource: overrides.toolSource ?? mcp?.toolSource,
     memory,
+    secrets: [...configuredSecrets(config), ...(mcp?.pool.config.servers.flatMap((s) => s.secrets) ?? [])],
   });
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
+    // An update's rejection echoes its input. With the SDK's own check, a 2 MB+ update that the
+    // validator rejects fails the workflow task over and over and freezes the session; without it
+    // the server drops that one request and the session carries on (test: poison-inputs).
+    disablePayloadErrorLimit: true,
     ...(overrides.workflowBundlePath
       ? { workflowBundle: { codePath: overrides.workflowBundlePath } }
       : { workflowsPath: require.resolve('../workflows') }),

@@ -11,10 +11,18 @@ export const RuntimeConfig = z.object({
     address: z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port').default('127.0.0.1:7233'),
     namespace: z.string().min(1).default('default'),
     taskQueue: z.string().min(1).default('durable-agent'),
+    /** Bound on reaching the server at worker start; past it the worker exits naming the address. */
+    connectTimeoutMs: z.number().int().positive().default(5_000),
   }),
   mongodb: z.object({
     uri: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').default('mongodb://127.0.0.1:27017'),
     database: z.string().regex(/^[^/\\. "$]{1,63}$/, 'must be a valid MongoDB database name').default('durable_agent'),
+    /**
+     * How long an operation waits for a reachable server before failing. Kept
+     * below the tool timeout, so a tool tells the model "database unreachable"
+     * rather than timing out.
+     */
+    serverSelectionTimeoutMs: z.number().int().positive().default(3_000),
   }),
   model: z.object({
     baseUrl: z.url({ message: 'must be a URL such as https://api.openai.com/v1' }).default('https://api.openai.com/v1'),
@@ -52,6 +60,12 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
   'temporal.namespace': { env: 'TEMPORAL_NAMESPACE', kind: 'string', fix: 'set TEMPORAL_NAMESPACE to an existing namespace, e.g. default' },
   'temporal.taskQueue': { env: 'TEMPORAL_TASK_QUEUE', kind: 'string', fix: 'set TEMPORAL_TASK_QUEUE to a non-empty name' },
   'mongodb.uri': { env: 'MONGODB_URI', kind: 'string', fix: 'set MONGODB_URI, e.g. mongodb://127.0.0.1:27017' },
+  'temporal.connectTimeoutMs': { env: 'TEMPORAL_CONNECT_TIMEOUT_MS', kind: 'int', fix: 'set TEMPORAL_CONNECT_TIMEOUT_MS to a positive integer of milliseconds' },
+  'mongodb.serverSelectionTimeoutMs': {
+    env: 'MONGODB_SERVER_SELECTION_TIMEOUT_MS',
+    kind: 'int',
+    fix: 'set MONGODB_SERVER_SELECTION_TIMEOUT_MS to a positive integer of milliseconds, below TOOL_TIMEOUT_MS',
+  },
   'mongodb.database': { env: 'MONGODB_DATABASE', kind: 'string', fix: 'set MONGODB_DATABASE to a name without / \\ . " $ or spaces' },
   'model.baseUrl': { env: 'OPENAI_BASE_URL', kind: 'string', fix: 'set OPENAI_BASE_URL to the API root, e.g. http://127.0.0.1:11434/v1 for Ollama' },
   'model.apiKey': { env: 'OPENAI_API_KEY', kind: 'string', fix: 'set OPENAI_API_KEY' },
@@ -172,6 +186,17 @@ export function loadConfig(env: Env = process.env): RuntimeConfig {
     }
   }
   if (result.success) {
+    const { mongodb, limits } = result.data;
+    if (mongodb.serverSelectionTimeoutMs >= limits.toolTimeoutMs) {
+      problems.push({
+        field: 'mongodb.serverSelectionTimeoutMs',
+        source: sources.get('mongodb.serverSelectionTimeoutMs') ?? 'config file',
+        message: `is not below limits.toolTimeoutMs (${mongodb.serverSelectionTimeoutMs} >= ${limits.toolTimeoutMs}), so a tool would time out before it could say the database is unreachable`,
+        fix: 'set MONGODB_SERVER_SELECTION_TIMEOUT_MS below TOOL_TIMEOUT_MS',
+      });
+    }
+  }
+  if (result.success) {
     const { model } = result.data;
     if (new URL(model.baseUrl).hostname === 'api.openai.com' && !model.apiKey) {
       problems.push({
@@ -186,13 +211,60 @@ export function loadConfig(env: Env = process.env): RuntimeConfig {
   return (result as { data: RuntimeConfig }).data;
 }
 
+const MONGO_URI_PARTS = /^(mongodb(?:\+srv)?:\/\/)(?:([^@/]*)@)?([^/?]*)(.*)$/;
+
+/** Where a MongoDB URI points, for messages: scheme and hosts, without credentials, database or options. */
+export function mongoAddress(uri: string): string {
+  const m = MONGO_URI_PARTS.exec(uri);
+  return m ? `${m[1]}${m[3]}` : '(the configured MongoDB URI)';
+}
+
+/** The URI with its password masked, for printing the configuration. */
+function maskMongoUri(uri: string): string {
+  const m = MONGO_URI_PARTS.exec(uri);
+  if (!m || m[2] === undefined) return uri;
+  const user = m[2].split(':')[0] ?? '';
+  return `${m[1]}${user}:***@${m[3]}${m[4]}`;
+}
+
+/**
+ * Every secret value in the configuration: the API key and the MongoDB
+ * URI's credentials (raw and percent-decoded, as a driver may echo either).
+ * Error messages and log lines are redacted against this list.
+ */
+export function configuredSecrets(config: RuntimeConfig): string[] {
+  const secrets: string[] = [];
+  if (config.model.apiKey) secrets.push(config.model.apiKey);
+  const credentials = MONGO_URI_PARTS.exec(config.mongodb.uri)?.[2];
+  const password = credentials?.includes(':') ? credentials.slice(credentials.indexOf(':') + 1) : undefined;
+  if (password) {
+    secrets.push(password);
+    try {
+      secrets.push(decodeURIComponent(password));
+    } catch {
+      // A malformed escape: the raw form is all a driver can echo.
+    }
+  }
+  try {
+    // A key in the base URL (https://user:key@host/v1) is as secret as OPENAI_API_KEY.
+    const url = new URL(config.model.baseUrl);
+    if (url.password) secrets.push(url.password, decodeURIComponent(url.password));
+  } catch {
+    // Unparseable URLs were refused by the schema.
+  }
+  // Very short values would redact ordinary words; a key that short is not a secret worth the damage.
+  return [...new Set(secrets.filter((s) => s.length >= 4))];
+}
+
 /** The configuration as it may be printed: secrets masked. */
 export function describeConfig(config: RuntimeConfig): Record<string, unknown> {
   const out: Record<string, Record<string, unknown>> = {};
   for (const [section, values] of Object.entries(config)) {
     out[section] = {};
     for (const [key, value] of Object.entries(values as Record<string, unknown>)) {
-      out[section][key] = SECRET_FIELDS.has(`${section}.${key}`) && value !== undefined ? '***' : value;
+      const field = `${section}.${key}`;
+      out[section][key] =
+        SECRET_FIELDS.has(field) && value !== undefined ? '***' : field === 'mongodb.uri' ? maskMongoUri(String(value)) : value;
     }
   }
   return out;

@@ -1,21 +1,41 @@
-import { ConfigError, describeConfig, loadConfig } from './config';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { loadMcpConfig } from '../activities/mcp';
+import { SecretRedactor } from '../activities/secret-redactor';
+import { ConfigError, configuredSecrets, describeConfig, loadConfig } from './config';
 import { createAgentWorker } from './agent-worker';
+import { DependencyUnreachableError } from './dependencies';
+import { redactingLogger } from './redacting-logger';
+
+/** EX_CONFIG and EX_UNAVAILABLE from sysexits.h: a supervisor can tell "fix the config" from "a service is down". */
+const EXIT_CONFIG = 78;
+const EXIT_UNAVAILABLE = 69;
+
+let redactor = new SecretRedactor([]);
 
 /** Worker process entry point: parse config once, connect, run until SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  const mcpSecrets = config.mcp.configPath ? loadMcpConfig(config.mcp.configPath).servers.flatMap((s) => s.secrets) : [];
+  const secrets = [...configuredSecrets(config), ...mcpSecrets];
+  redactor = new SecretRedactor(secrets);
+  // Installed before any connection exists: the SDK logs failures with their errors, which may echo a secret.
+  Runtime.install({ logger: redactingLogger(new DefaultLogger('INFO'), secrets) });
   console.log('durable-agent worker starting with', JSON.stringify(describeConfig(config)));
   const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
   console.log(`durable-agent worker polling task queue "${config.temporal.taskQueue}" on ${config.temporal.address}`);
   await handle.run();
 }
 
-main().catch((err) => {
+main().catch((err: unknown) => {
   // McpConfigError and tool-name collisions carry the same type: a person must fix the configuration.
   if (err instanceof ConfigError || (err as { type?: unknown } | null)?.type === 'ConfigInvalid') {
-    console.error(err.message);
-    process.exit(78);
+    console.error(redactor.text((err as Error).message));
+    process.exit(EXIT_CONFIG);
   }
-  console.error(err);
+  if (err instanceof DependencyUnreachableError) {
+    console.error(`durable-agent worker cannot start: ${redactor.text(err.message)}`);
+    process.exit(EXIT_UNAVAILABLE);
+  }
+  console.error(redactor.error(err));
   process.exit(1);
 });

@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
-import { ConfigError, describeConfig, loadConfig } from '../../workers/config';
+import { ConfigError, configuredSecrets, describeConfig, loadConfig, mongoAddress } from '../../workers/config';
 
 describe('runtime configuration', () => {
   it('gives working defaults for the local stack', () => {
     const config = loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1' });
-    expect(config.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'durable-agent' });
+    expect(config.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'durable-agent', connectTimeoutMs: 5_000 });
+    expect(config.mongodb.serverSelectionTimeoutMs).toBe(3_000);
     expect(config.limits.maxSteps).toBe(5);
     expect(config.limits.toolTimeoutMs).toBe(10_000);
   });
@@ -48,5 +49,24 @@ describe('runtime configuration', () => {
     expect(config.temporal.taskQueue).toBe('from-file');
     expect(config.limits.maxSteps).toBe(9);
     fs.rmSync(path);
+  });
+
+  it('lists every configured secret for redaction and never prints the MongoDB password', () => {
+    const config = loadConfig({
+      OPENAI_API_KEY: 'sk-secret-123',
+      OPENAI_BASE_URL: 'https://proxy:url-pass-77@models.example.com/v1',
+      MONGODB_URI: 'mongodb://agent:p%40ss-word-9@db1.example.com:27017,db2.example.com/admin?authSource=admin',
+    });
+    expect(configuredSecrets(config).sort()).toEqual(['p%40ss-word-9', 'p@ss-word-9', 'sk-secret-123', 'url-pass-77'].sort());
+    const printed = JSON.stringify(describeConfig(config));
+    expect(printed).not.toContain('ss-word-9');
+    expect(printed).toContain('mongodb://agent:***@db1.example.com:27017,db2.example.com/admin?authSource=admin');
+    expect(mongoAddress(config.mongodb.uri)).toBe('mongodb://db1.example.com:27017,db2.example.com');
+  });
+
+  it('keeps the MongoDB server selection timeout below the tool timeout, so an outage is reported before the tool times out', () => {
+    expect(() => loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1', TOOL_TIMEOUT_MS: '2000' })).toThrow(
+      /mongodb\.serverSelectionTimeoutMs .*is not below limits\.toolTimeoutMs \(3000 >= 2000\)/,
+    );
   });
 });
