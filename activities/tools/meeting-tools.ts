@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Collection, Db } from 'mongodb';
+import { MongoServerError, type Collection, type Db } from 'mongodb';
 import { z } from 'zod';
+import { activityLog } from '../memory/memory-log';
 import { defineTool, type NativeTool } from './native-tool';
 import { ToolInputError, ToolPermanentError } from './tool-errors';
 
@@ -12,7 +13,9 @@ export const MeetingDoc = z.object({
   subject: z.string(),
   startTime: z.date(),
   endTime: z.date(),
-  attendees: z.array(z.string()),
+  // FerretDB drops an empty array written by $setOnInsert, and documents written
+  // that way are still stored: a missing list means nobody besides the user.
+  attendees: z.array(z.string()).default([]),
   status: z.enum(['scheduled', 'cancelled']),
   createdBySession: z.string(),
   idempotencyKey: z.string(),
@@ -23,15 +26,21 @@ export type MeetingDoc = z.infer<typeof MeetingDoc>;
 
 export const MEETINGS_COLLECTION = 'meetings';
 
+function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+}
+
 function parseMeeting(doc: unknown): MeetingDoc {
   const parsed = MeetingDoc.safeParse(doc);
   if (!parsed.success) {
     const id = (doc as { _id?: unknown })?._id;
-    const fields = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ToolPermanentError(`meeting document ${String(id)} in MongoDB is malformed (${fields})`);
+    throw new ToolPermanentError(`meeting document ${String(id)} in MongoDB is malformed (${describeIssues(parsed.error)})`);
   }
   return parsed.data;
 }
+
+/** MongoDB's duplicate key error: the document with this _id already exists. */
+const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000;
 
 function publicMeeting(m: MeetingDoc) {
   return {
@@ -44,7 +53,12 @@ function publicMeeting(m: MeetingDoc) {
   };
 }
 
-const isoDateTime = z.iso.datetime({ offset: true, local: true });
+// Without an offset the instant is ambiguous (it would be read in the worker's
+// time zone), so such a time is refused and the model told how to fix it.
+const isoDateTime = z.iso.datetime({
+  offset: true,
+  error: 'must be an ISO 8601 date-time with a UTC offset, e.g. 2025-03-18T14:00:00+01:00 or 2025-03-18T13:00:00Z; add the offset of the user\'s time zone',
+});
 
 /** Meeting tools over one MongoDB collection, scoped to the session's tenant and user. */
 export function meetingTools(db: Db): NativeTool[] {
@@ -93,8 +107,18 @@ export function meetingTools(db: Db): NativeTool[] {
         idempotencyKey: ctx.idempotencyKey,
         createdAt: new Date(),
       };
-      await meetings.updateOne({ _id: meetingId }, { $setOnInsert: doc }, { upsert: true });
+      // A plain insert keyed on the idempotency key: a retry meets the duplicate key and
+      // returns the meeting the first attempt made. (An upsert with $setOnInsert loses
+      // empty arrays on FerretDB.)
+      try {
+        await meetings.insertOne(doc);
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
       const stored = parseMeeting(await meetings.findOne({ _id: meetingId }));
+      if (stored.idempotencyKey !== ctx.idempotencyKey || stored.tenant !== doc.tenant || stored.user !== doc.user) {
+        throw new ToolPermanentError(`meeting id ${meetingId} is already taken by another request; call the tool again`);
+      }
       return { created: true, meeting: publicMeeting(stored) };
     },
   });
@@ -119,8 +143,32 @@ export function meetingTools(db: Db): NativeTool[] {
       if (args.from) range.$gte = new Date(args.from);
       if (args.to) range.$lt = new Date(args.to);
       if (Object.keys(range).length) filter.startTime = range;
-      const docs = await meetings.find(filter).sort({ startTime: 1 }).limit(args.limit).toArray();
-      return { count: docs.length, meetings: docs.map((d) => publicMeeting(parseMeeting(d))) };
+      const docs: unknown[] = await meetings.find(filter).sort({ startTime: 1 }).limit(args.limit).toArray();
+      // One malformed document must not hide every other meeting: it is skipped, logged and counted.
+      const listed: Array<ReturnType<typeof publicMeeting>> = [];
+      let unreadable = 0;
+      for (const doc of docs) {
+        const parsed = MeetingDoc.safeParse(doc);
+        if (parsed.success) {
+          listed.push(publicMeeting(parsed.data));
+          continue;
+        }
+        unreadable++;
+        activityLog.warn(`skipped malformed meeting document ${String((doc as { _id?: unknown })._id)}: ${describeIssues(parsed.error)}`, {
+          tenant: ctx.namespace.tenant,
+          user: ctx.namespace.user,
+        });
+      }
+      return {
+        count: listed.length,
+        meetings: listed,
+        ...(unreadable > 0
+          ? {
+              unreadable,
+              note: `${unreadable} stored meeting${unreadable === 1 ? '' : 's'} could not be read and ${unreadable === 1 ? 'is' : 'are'} not listed; tell the user the list may be incomplete.`,
+            }
+          : {}),
+      };
     },
   });
 

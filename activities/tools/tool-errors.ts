@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { MongoNetworkError, MongoNotConnectedError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
 import { FailureType } from '../../workflows/failure-types';
 
 /**
@@ -17,9 +18,33 @@ export class ToolPermanentError extends Error {
   override readonly name = 'ToolPermanentError';
 }
 
+/**
+ * The worker cannot reach MongoDB (no server selected in time, connection lost
+ * or closed). The driver fails within its server selection timeout, which the
+ * worker keeps below the tool timeout, so the model hears this instead of a
+ * bare ToolTimeout.
+ */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  return (
+    err instanceof MongoServerSelectionError ||
+    err instanceof MongoNetworkError ||
+    err instanceof MongoTopologyClosedError ||
+    err instanceof MongoNotConnectedError
+  );
+}
+
 export function toolFailure(err: unknown, toolName: string): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   const message = err instanceof Error ? err.message : String(err);
+  if (isDatabaseUnreachable(err)) {
+    // Not retried: every attempt would wait out the same timeout while the user waits.
+    return ApplicationFailure.nonRetryable(
+      `${toolName}: the database (MongoDB) is unreachable from the worker right now (${message}). Next step: tell the user ` +
+        'that their data cannot be read or changed at the moment and offer to try again in a few minutes; do not call tools ' +
+        'that use stored data again in this turn.',
+      FailureType.ToolFailed,
+    );
+  }
   if (err instanceof ToolPermissionError) {
     return ApplicationFailure.nonRetryable(`${toolName}: permission denied: ${message}`, FailureType.ToolPermissionDenied);
   }
