@@ -23,7 +23,7 @@ import type { ChatMessage } from './chat-message';
 import { DEFAULT_SYSTEM_PROMPT } from './default-system-prompt';
 import { SessionStatusKey, SessionTenantKey, SessionUserKey } from './search-attributes';
 import { describeZodError, invalidInput, parseSignalInput, parseUpdateInput } from './input-guard';
-import { DeltaGate } from './text-deltas';
+import { DeltaGate, ToolProgressGate } from './text-deltas';
 import { fitCarriedState } from './carried-state-budget';
 import { EventEmitter } from './event-emitter';
 import { FailureType } from './failure-types';
@@ -35,6 +35,7 @@ import {
   interruptSignal,
   sendMessageUpdate,
   textDeltasSignal,
+  toolProgressSignal,
   waitForTurnUpdate,
 } from './messages';
 import { ModelCallFailed, runReactTurn, waitForDecision, type Decision } from './react-turn';
@@ -55,6 +56,7 @@ import {
   SendMessageInput,
   SessionOptions,
   TextDeltasInput,
+  ToolProgressInput,
   WaitForTurnInput,
   emptyCounters,
   type Activity,
@@ -88,6 +90,13 @@ const { describeSearchAttributes } = proxyLocalActivities<SessionActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
 });
+
+/**
+ * Patch id: events are published by the workflow only (activities signal
+ * `textDeltas` and `toolProgress`); runs begun before keep the stream
+ * library's publish signal until they continue as new.
+ */
+export const EVENTS_FROM_WORKFLOW_ONLY = 'events-from-workflow-only';
 
 /** Patch id: the session sets its own search attributes when the starter did not. */
 export const SESSION_SETS_SEARCH_ATTRIBUTES = 'session-sets-search-attributes';
@@ -186,13 +195,19 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   const ignoreSignal = (): void => {
     counters.signalsIgnored += 1;
   };
-  const events = new EventEmitter(sessionId, carried?.stream, {
-    onIgnoredSignal: ignoreSignal,
-    onDroppedEvent: () => {
-      counters.eventsDropped += 1;
+  const events = new EventEmitter(
+    sessionId,
+    carried?.stream,
+    {
+      onIgnoredSignal: ignoreSignal,
+      onDroppedEvent: () => {
+        counters.eventsDropped += 1;
+      },
     },
-  });
+    !patched(EVENTS_FROM_WORKFLOW_ONLY),
+  );
   const deltaGate = new DeltaGate();
+  const progressGate = new ToolProgressGate();
   let canUpsertStatus = workflowInfo().typedSearchAttributes.get(SessionStatusKey) !== undefined;
 
   const emitStatus = (reason?: string) => events.emit({ type: 'status_change', status, activity, turnId: running?.turnId, reason });
@@ -342,6 +357,18 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     }
     for (const { delta } of input.deltas) events.emit({ type: 'text_delta', turnId: input.turnId, step: input.step, attempt: input.attempt, delta });
   });
+  setHandler(toolProgressSignal, (raw) => {
+    const input = parseSignalInput(ToolProgressInput, raw, 'toolProgress', ignoreSignal);
+    if (!input) return;
+    const call = progressGate.admit(input);
+    if (typeof call === 'string') {
+      log.warn(`Ignoring tool progress: ${call}`);
+      ignoreSignal();
+      return;
+    }
+    const { turnId, toolCallId, progress, total, message } = input;
+    events.emit({ type: 'tool_call_progress', turnId, toolCallId, ...call, progress, total, message });
+  });
   const publishFinalDeltas = (turnId: string, step: number, attempt: number, deltas: readonly string[]): void => {
     deltaGate.close(turnId, step, attempt);
     for (const delta of deltas) events.emit({ type: 'text_delta', turnId, step, attempt, delta });
@@ -485,6 +512,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
             counters.modelAttempts += 1;
             modelAttempts += 1;
           },
+          progress: progressGate,
           publishDeltas: (step, attempt, deltas) => publishFinalDeltas(turn.turnId, step, attempt, deltas),
           onToolCall: (record) => {
             counters.toolCalls += 1;

@@ -42,13 +42,19 @@ export class EventEmitter {
   readonly stream: WorkflowStream;
   private readonly topic;
 
+  /**
+   * `legacyExternalPublish`: keep the library's publish signal open, as runs
+   * recorded before it was closed had it (their replay depends on it).
+   */
   constructor(
     private readonly sessionId: string,
     prior: WorkflowStreamState | undefined,
     private readonly hooks: EmitterHooks,
+    legacyExternalPublish = false,
   ) {
     this.stream = new WorkflowStream(prior);
     this.topic = this.stream.topic<AgentEvent>(EVENTS_TOPIC);
+    if (legacyExternalPublish) return;
     setHandler(workflowStreamPublishSignal, () => {
       log.warn('Ignoring an external publish to the event stream: only the session publishes its events');
       hooks.onIgnoredSignal('external publish to the event stream');

@@ -45,7 +45,7 @@ export const ToolCallResultEvent = z.object({
   waitedMs: z.number().optional(),
 });
 
-/** A long-running tool reported progress (MCP `notifications/progress`). Published by the tool activity. */
+/** A long-running tool reported progress (MCP `notifications/progress`), through the tool activity's `toolProgress` signal. */
 export const ToolCallProgressEvent = z.object({
   type: z.literal('tool_call_progress'),
   ...base,

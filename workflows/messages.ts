@@ -7,6 +7,7 @@ import type {
   SendMessageResult,
   SessionView,
   TextDeltasInput,
+  ToolProgressInput,
   TurnResult,
   WaitForTurnInput,
 } from './session-types';
@@ -35,6 +36,8 @@ export const waitForTurnUpdate = defineUpdate<TurnResult, [WaitForTurnInput]>('w
  * events on the stream.
  */
 export const textDeltasSignal = defineSignal<[TextDeltasInput]>('textDeltas');
+/** Progress of a running tool call, sent by the tool activity; checked and published by the workflow like `textDeltas`. */
+export const toolProgressSignal = defineSignal<[ToolProgressInput]>('toolProgress');
 
 /** Topic of the workflow stream that carries `AgentEvent`s. */
 export const EVENTS_TOPIC = 'events';

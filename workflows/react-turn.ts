@@ -24,6 +24,7 @@ import { MAX_TURN_TEXT_CHARS } from './model-output-limits';
 import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
 import { nowMs } from './workflow-clock';
 import type { ToolSpec } from './tool-spec';
+import type { ToolProgressGate } from './text-deltas';
 
 // Every call passes its own options (timeouts, retries, a summary for the Web UI) through executeWithOptions.
 const { callModel, executeTool } = proxyActivities<SessionActivities>({
@@ -86,6 +87,8 @@ export interface TurnContext {
   onModelCall(attempt: number): void;
   /** A model call failed for good. */
   onModelFailure(): void;
+  /** Running tool calls, whose progress signals are published. */
+  progress: ToolProgressGate;
   /** Publishes text the model activity had not signalled yet, after what it had (checked like the signal). */
   publishDeltas(step: number, attempt: number, deltas: readonly string[]): void;
   onToolCall(record: ToolCallOutcome): void;
@@ -332,6 +335,7 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
     ctx.setActivity('running_tools');
   }
 
+  ctx.progress.started(turnId, call.id, toolName, step);
   try {
     const input = {
       sessionId: ctx.sessionId,
@@ -366,6 +370,8 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
     if (isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
     const failure = toolFailureContent(err, plan.spec);
     return finish(false, failure.content, failure.errorType);
+  } finally {
+    ctx.progress.finished(call.id);
   }
 }
 

@@ -113,6 +113,18 @@ export const TextDeltasInput = z.object({
 });
 export type TextDeltasInput = z.infer<typeof TextDeltasInput>;
 
+/** Progress a running tool reported (MCP `notifications/progress`), sent by the tool activity to its session. */
+export const ToolProgressInput = z.object({
+  turnId: z.string().min(1).max(64),
+  toolCallId: z.string().min(1).max(256),
+  /** Grows by one per signal of a call; a repeated or older one is dropped. */
+  seq: z.number().int().min(1),
+  progress: z.number().finite(),
+  total: z.number().finite().optional(),
+  message: z.string().max(2_000).optional(),
+});
+export type ToolProgressInput = z.infer<typeof ToolProgressInput>;
+
 export const SessionStatus = z.enum(['created', 'active', 'archived', 'expired']);
 export type SessionStatus = z.infer<typeof SessionStatus>;
 

@@ -34,3 +34,37 @@ export class DeltaGate {
     this.cursor = { turnId, step, attempt, seq: Number.MAX_SAFE_INTEGER };
   }
 }
+
+/** A tool call that is running now, and the last progress signal taken from it. */
+interface RunningCall {
+  turnId: string;
+  toolName: string;
+  step: number;
+  seq: number;
+}
+
+/**
+ * Decides which `toolProgress` signals become events: only those of a call
+ * that is running now, in order, once. The tool's name and step come from
+ * the workflow's own record of the call, never from the signal.
+ */
+export class ToolProgressGate {
+  private readonly running = new Map<string, RunningCall>();
+
+  started(turnId: string, toolCallId: string, toolName: string, step: number): void {
+    this.running.set(toolCallId, { turnId, toolName, step, seq: 0 });
+  }
+
+  finished(toolCallId: string): void {
+    this.running.delete(toolCallId);
+  }
+
+  /** The call's name and step when the signal may be published, else why not. */
+  admit(input: { turnId: string; toolCallId: string; seq: number }): { toolName: string; step: number } | string {
+    const call = this.running.get(input.toolCallId);
+    if (!call || call.turnId !== input.turnId) return `progress for ${input.toolCallId}, which is not running`;
+    if (input.seq <= call.seq) return `progress ${input.seq} of ${input.toolCallId} arrived already`;
+    call.seq = input.seq;
+    return { toolName: call.toolName, step: call.step };
+  }
+}

@@ -1,12 +1,12 @@
 import { Context } from '@temporalio/activity';
-import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
-import type { AgentEvent } from '../../workflows/events';
-import { EVENTS_TOPIC } from '../../workflows/messages';
+import { toolProgressSignal } from '../../workflows/messages';
 import type { ToolRunContext } from '../tools/native-tool';
 
-/** At most one progress event per call in this interval (the last one, at completion, always goes). */
+/** At most one progress signal per call in this interval (the last one, at completion, always goes). */
 const MIN_INTERVAL_MS = 100;
+/** Progress messages are the server's text: kept short, like everything that reaches history. */
+const MAX_MESSAGE_CHARS = 500;
 
 /** The running activity, or null when a tool is run outside one (unit tests). */
 function currentActivity(): Context | null {
@@ -19,41 +19,43 @@ function currentActivity(): Context | null {
 
 export interface ProgressReporter {
   onprogress(progress: Progress): void;
-  /** Flushes what was published; call once the tool call is over. */
+  /** Sends what is still waiting; call once the tool call is over. */
   close(): Promise<void>;
 }
 
 /**
- * Turns MCP progress notifications into `tool_call_progress` events on the
- * session's stream. The stream client is created on the first notification,
- * so calls without progress cost nothing.
+ * Turns MCP progress notifications into `toolProgress` signals to the
+ * session, which checks them and publishes `tool_call_progress` events
+ * itself (only the workflow publishes events). Signals go out one at a time,
+ * in order, numbered, at most one per interval; calls without progress cost
+ * nothing.
  */
-export function progressReporter(ctx: ToolRunContext, toolName: string, redactText: (text: string) => string): ProgressReporter {
-  let client: WorkflowStreamClient | null = null;
+export function progressReporter(ctx: ToolRunContext, redactText: (text: string) => string): ProgressReporter {
   let lastAt = 0;
+  let seq = 0;
   let pending: Progress | null = null;
+  let sending: Promise<void> = Promise.resolve();
   const { turnId, toolCallId } = ctx;
   // Progress arrives in the transport's callbacks, outside the activity's async context,
   // so the activity (client and workflow id) is captured now, while run() is in it.
   const activity = currentActivity();
   const workflowId = activity?.info.workflowExecution?.workflowId;
   const publish = (p: Progress) => {
-    if (!activity || !turnId || !toolCallId || !workflowId) return;
-    client ??= WorkflowStreamClient.create(activity.client, workflowId, { batchInterval: MIN_INTERVAL_MS });
-    const event: AgentEvent = {
-      type: 'tool_call_progress',
-      sessionId: ctx.sessionId,
-      at: new Date().toISOString(),
+    pending = null;
+    lastAt = Date.now();
+    if (!activity || !turnId || !toolCallId || !workflowId || !Number.isFinite(p.progress)) return;
+    seq += 1;
+    const input = {
       turnId,
       toolCallId,
-      toolName,
+      seq,
       progress: p.progress,
-      ...(p.total !== undefined ? { total: p.total } : {}),
-      ...(p.message !== undefined ? { message: redactText(p.message) } : {}),
+      ...(p.total !== undefined && Number.isFinite(p.total) ? { total: p.total } : {}),
+      ...(typeof p.message === 'string' ? { message: redactText(p.message).slice(0, MAX_MESSAGE_CHARS) } : {}),
     };
-    client.topic<AgentEvent>(EVENTS_TOPIC).publish(event);
-    lastAt = Date.now();
-    pending = null;
+    const handle = activity.client.workflow.getHandle(workflowId);
+    // A lost progress signal costs a progress bar a step, never the call: failures are dropped.
+    sending = sending.then(() => handle.signal(toolProgressSignal, input)).catch(() => undefined);
   };
   return {
     onprogress(p) {
@@ -63,7 +65,7 @@ export function progressReporter(ctx: ToolRunContext, toolName: string, redactTe
     },
     async close() {
       if (pending) publish(pending);
-      if (client) await client[Symbol.asyncDispose]().catch(() => undefined);
+      await sending;
     },
   };
 }

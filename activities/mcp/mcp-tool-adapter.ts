@@ -76,7 +76,7 @@ export function mcpRunnable({ server, tool, target, defaultTimeoutMs }: McpToolB
   return {
     spec,
     async run(args, ctx) {
-      const progress = progressReporter(ctx, spec.name, clean);
+      const progress = progressReporter(ctx, clean);
       try {
         const result = await target.callTool(tool.name, args, {
           signal: ctx.signal,

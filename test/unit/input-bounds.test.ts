@@ -1,5 +1,5 @@
 import { checkJsonBounds, previewValue } from '../../workflows/json-bounds';
-import { DeltaGate } from '../../workflows/text-deltas';
+import { DeltaGate, ToolProgressGate } from '../../workflows/text-deltas';
 import { boundToolCalls } from '../../activities/model-output-bounds';
 import { MODEL_OUTPUT_LIMITS } from '../../workflows/model-output-limits';
 import { payloadBytes } from '../../workflows/payload-budget';
@@ -84,5 +84,17 @@ describe('payload size', () => {
   it('counts UTF-8 bytes of the JSON form', () => {
     expect(payloadBytes({ a: 'é' })).toBe(JSON.stringify({ a: 'é' }).length + 1);
     expect(payloadBytes('波尔图')).toBe(2 + 9);
+  });
+});
+
+describe('the tool progress gate', () => {
+  it('publishes progress of a running call in order, with the name and step the workflow knows', () => {
+    const gate = new ToolProgressGate();
+    gate.started('turn-1', 'call_a', 'mcp_report_build', 2);
+    expect(gate.admit({ turnId: 'turn-1', toolCallId: 'call_a', seq: 1 })).toEqual({ toolName: 'mcp_report_build', step: 2 });
+    expect(gate.admit({ turnId: 'turn-1', toolCallId: 'call_a', seq: 1 })).toMatch(/arrived already/);
+    expect(gate.admit({ turnId: 'turn-2', toolCallId: 'call_a', seq: 2 })).toMatch(/not running/);
+    gate.finished('call_a');
+    expect(gate.admit({ turnId: 'turn-1', toolCallId: 'call_a', seq: 3 })).toMatch(/not running/);
   });
 });
