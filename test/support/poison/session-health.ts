@@ -1,0 +1,136 @@
+import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import { AgentEvent } from '../../../workflows/events';
+import { EVENTS_TOPIC } from '../../../workflows/messages';
+
+const { WorkflowTaskFailedCause, TimeoutType } = temporal.api.enums.v1;
+
+/** One `WorkflowTaskFailed` (or `WorkflowTaskTimedOut`) event: the proof of a frozen (or freezing) session. */
+export interface TaskFailure {
+  workflowId: string;
+  runId: string;
+  eventId: number;
+  cause: string;
+  message: string;
+}
+
+/**
+ * The server itself fails a workflow task with UNHANDLED_COMMAND when a
+ * signal lands while the task is closing the run (continue-as-new,
+ * completion); the SDK runs the task again with the signal. It is no input's
+ * fault and no freeze, so it is reported apart from the failures that are.
+ */
+export const BENIGN_CAUSES = new Set([
+  'WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND',
+  // A sticky task no worker picked up in time goes back to the normal queue: a slow worker, not a frozen session.
+  'WorkflowTaskTimedOut TIMEOUT_TYPE_SCHEDULE_TO_START',
+]);
+
+export async function withTimeout<T>(work: Promise<T>, ms: number): Promise<{ value: T } | { error: unknown } | { timedOut: true }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<{ timedOut: true }>((resolve) => {
+    timer = setTimeout(() => resolve({ timedOut: true }), ms);
+  });
+  try {
+    return await Promise.race([work.then((value) => ({ value }), (error: unknown) => ({ error })), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Every run of a workflow id the server knows of, with whether it is still running. */
+export async function runsOf(client: Client, workflowId: string): Promise<Array<{ runId: string; running: boolean }>> {
+  const runs: Array<{ runId: string; running: boolean }> = [];
+  for await (const info of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+    runs.push({ runId: info.runId, running: info.status.name === 'RUNNING' });
+  }
+  return runs;
+}
+
+/** The `WorkflowTaskFailed` events of one run, decoded. */
+export async function taskFailuresOf(client: Client, workflowId: string, runId: string): Promise<TaskFailure[]> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  const out: TaskFailure[] = [];
+  for (const event of history.events ?? []) {
+    const timedOut = event.workflowTaskTimedOutEventAttributes;
+    if (timedOut) {
+      // A task that ran past its timeout (a handler stuck on a huge input, say) is retried like a failed one.
+      const type = TimeoutType[timedOut.timeoutType ?? 0] ?? String(timedOut.timeoutType);
+      out.push({ workflowId, runId, eventId: Number(event.eventId ?? 0), cause: `WorkflowTaskTimedOut ${type}`, message: 'workflow task timed out' });
+      continue;
+    }
+    const failed = event.workflowTaskFailedEventAttributes;
+    if (!failed) continue;
+    out.push({
+      workflowId,
+      runId,
+      eventId: Number(event.eventId ?? 0),
+      cause: WorkflowTaskFailedCause[failed.cause ?? 0] ?? String(failed.cause),
+      message: (failed.failure?.message ?? '').slice(0, 500),
+    });
+  }
+  return out;
+}
+
+/**
+ * Checks every run of a workflow id not checked yet (closed runs are
+ * checked once and remembered in `closedChecked`; running ones every time).
+ */
+export async function taskFailuresOfAllRuns(client: Client, workflowId: string, closedChecked: Set<string>, extraRunIds: Iterable<string> = []): Promise<TaskFailure[]> {
+  const runs = new Map<string, boolean>();
+  for (const run of await runsOf(client, workflowId)) runs.set(run.runId, run.running);
+  // Visibility lags a little behind; runs we saw ourselves are checked whatever it says.
+  for (const runId of extraRunIds) if (!runs.has(runId)) runs.set(runId, true);
+  const out: TaskFailure[] = [];
+  for (const [runId, running] of runs) {
+    if (closedChecked.has(runId)) continue;
+    out.push(...(await taskFailuresOf(client, workflowId, runId)));
+    if (!running) closedChecked.add(runId);
+  }
+  return out;
+}
+
+export interface StreamCheck {
+  /** Items read from the start of what the stream keeps. */
+  read: number;
+  /** Items on the events topic that AgentEvent (or payload decoding) refuses, with why. */
+  unparseable: Array<{ offset: number; why: string }>;
+  /** Items on any other topic: only the session publishes, and only on its events topic. */
+  foreignTopics: number;
+  events: Array<{ offset: number; event: AgentEvent }>;
+}
+
+/**
+ * Reads a session's stream from offset 0 (the start of what it keeps) up to
+ * its current end with the stream library's own client, so an item that
+ * `AgentClient.events` would throw on is counted, not fatal, and checks each.
+ */
+export async function readWholeStream(client: Client, workflowId: string): Promise<StreamCheck> {
+  const stream = WorkflowStreamClient.create(client, workflowId);
+  const end = await stream.getOffset();
+  const check: StreamCheck = { read: 0, unparseable: [], foreignTopics: 0, events: [] };
+  if (end === 0) return check;
+  for await (const item of stream.subscribe(undefined, 0, { pollCooldown: 0 })) {
+    check.read += 1;
+    if (item.topic !== EVENTS_TOPIC) {
+      check.foreignTopics += 1;
+    } else {
+      let data: unknown;
+      try {
+        data = defaultPayloadConverter.fromPayload(item.data);
+      } catch (err) {
+        check.unparseable.push({ offset: item.offset, why: `undecodable payload: ${String(err)}` });
+        data = undefined;
+      }
+      if (data !== undefined) {
+        const parsed = AgentEvent.safeParse(data);
+        if (parsed.success) check.events.push({ offset: item.offset, event: parsed.data });
+        else check.unparseable.push({ offset: item.offset, why: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
+      }
+    }
+    if (item.offset >= end - 1) break;
+  }
+  return check;
+}
