@@ -1,6 +1,5 @@
 import {
   Client,
-  Connection,
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
@@ -49,13 +48,19 @@ import {
   SessionValidationError,
   SessionVersionConflictError,
 } from './errors';
-
+import { CallDeadline, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, connectBounded } from './call-deadline';
 
 export interface AgentClientOptions {
   client: Client;
   taskQueue: string;
   /** Set false against a server without the session search attributes registered. */
   searchAttributes?: boolean;
+  /**
+   * Deadline of a call that should answer promptly (query, signal, message
+   * accepted), and how often a long wait (a turn, the event stream) checks that
+   * the server still answers. Default 10 s.
+   */
+  callTimeoutMs?: number;
 }
 
 /** One event with its position in the session's stream. */
@@ -118,16 +123,29 @@ export class AgentClient {
   readonly client: Client;
   private readonly taskQueue: string;
   private readonly searchAttributes: boolean;
+  private readonly deadline: CallDeadline;
 
   constructor(options: AgentClientOptions) {
     this.client = options.client;
     this.taskQueue = options.taskQueue;
     this.searchAttributes = options.searchAttributes ?? true;
+    this.deadline = new CallDeadline(options.client, options.taskQueue, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
   }
 
-  static async connect(options: { address: string; namespace?: string; taskQueue: string }): Promise<AgentClient> {
-    const connection = await Connection.connect({ address: options.address });
-    return new AgentClient({ client: new Client({ connection, namespace: options.namespace ?? 'default' }), taskQueue: options.taskQueue });
+  /** Connects within `connectTimeoutMs` (default 5 s), else throws a TemporalUnreachableError naming the address. */
+  static async connect(options: {
+    address: string;
+    namespace?: string;
+    taskQueue: string;
+    connectTimeoutMs?: number;
+    callTimeoutMs?: number;
+  }): Promise<AgentClient> {
+    const connection = await connectBounded(options.address, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+    return new AgentClient({
+      client: new Client({ connection, namespace: options.namespace ?? 'default' }),
+      taskQueue: options.taskQueue,
+      callTimeoutMs: options.callTimeoutMs,
+    });
   }
 
   private handle(sessionId: string) {
@@ -139,6 +157,14 @@ export class AgentClient {
    * Resolves once the turn is accepted, with its id and the session's new version.
    */
   async send(options: SessionOptionsInput, message: z.input<typeof SendMessageInput>): Promise<SendMessageResult> {
+    return this.sendWithStart(options, message, 'prompt');
+  }
+
+  private async sendWithStart(
+    options: SessionOptionsInput,
+    message: z.input<typeof SendMessageInput>,
+    wait: 'prompt' | 'watched',
+  ): Promise<SendMessageResult> {
     const session = parseOr(SessionOptions, options, 'session options');
     const msg = parseOr(SendMessageInput, message, 'message');
     const workflowId = workflowIdFor(session.sessionId);
@@ -159,11 +185,13 @@ export class AgentClient {
         : {}),
     });
     try {
-      return await this.client.workflow.executeUpdateWithStart(sendMessageUpdate, {
-        args: [msg],
-        startWorkflowOperation: start,
-        ...(msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {}),
-      });
+      return await this.deadline[wait](`sendMessage to session ${session.sessionId}`, () =>
+        this.client.workflow.executeUpdateWithStart(sendMessageUpdate, {
+          args: [msg],
+          startWorkflowOperation: start,
+          ...(msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {}),
+        }),
+      );
     } catch (err) {
       translate(err, session.sessionId);
     }
@@ -173,10 +201,12 @@ export class AgentClient {
   async sendTo(sessionId: string, message: z.input<typeof SendMessageInput>): Promise<SendMessageResult> {
     const msg = parseOr(SendMessageInput, message, 'message');
     try {
-      return await this.handle(sessionId).executeUpdate(sendMessageUpdate, {
-        args: [msg],
-        ...(msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {}),
-      });
+      return await this.deadline.prompt(`sendMessage to session ${sessionId}`, () =>
+        this.handle(sessionId).executeUpdate(sendMessageUpdate, {
+          args: [msg],
+          ...(msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {}),
+        }),
+      );
     } catch (err) {
       translate(err, sessionId);
     }
@@ -191,7 +221,8 @@ export class AgentClient {
     const sessionId = parseOr(SessionOptions, options, 'session options').sessionId;
     let accepted: SendMessageResult;
     try {
-      accepted = await this.send(options, { ...message, waitForTurn: true });
+      // The turn may run for minutes: wait as long as the server answers, not against a fixed deadline.
+      accepted = await this.sendWithStart(options, { ...message, waitForTurn: true }, 'watched');
     } catch (err) {
       const carried = carriedOver(err);
       if (carried?.version === undefined) throw err;
@@ -206,7 +237,9 @@ export class AgentClient {
   async waitForTurn(sessionId: string, turnId: string): Promise<TurnResult> {
     for (;;) {
       try {
-        return await this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId }] });
+        return await this.deadline.watched(`waitForTurn ${turnId} of session ${sessionId}`, () =>
+          this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId }] }),
+        );
       } catch (err) {
         if (carriedOver(err) === undefined) translate(err, sessionId);
       }
@@ -215,7 +248,7 @@ export class AgentClient {
 
   async getSession(sessionId: string): Promise<SessionView> {
     try {
-      return await this.handle(sessionId).query(getSessionQuery);
+      return await this.deadline.prompt(`getSession ${sessionId}`, () => this.handle(sessionId).query(getSessionQuery));
     } catch (err) {
       translate(err, sessionId);
     }
@@ -232,7 +265,7 @@ export class AgentClient {
   private async decide(sessionId: string, input: DecideToolCallInput): Promise<void> {
     const decision = parseOr(DecideToolCallInput, input, 'decision');
     try {
-      await this.handle(sessionId).executeUpdate(decideToolCallUpdate, { args: [decision] });
+      await this.deadline.prompt(`decideToolCall in session ${sessionId}`, () => this.handle(sessionId).executeUpdate(decideToolCallUpdate, { args: [decision] }));
     } catch (err) {
       translate(err, sessionId);
     }
@@ -240,7 +273,7 @@ export class AgentClient {
 
   async interrupt(sessionId: string, reason?: string): Promise<void> {
     try {
-      await this.handle(sessionId).signal(interruptSignal, { reason });
+      await this.deadline.prompt(`interrupt of session ${sessionId}`, () => this.handle(sessionId).signal(interruptSignal, { reason }));
     } catch (err) {
       translate(err, sessionId);
     }
@@ -249,7 +282,7 @@ export class AgentClient {
   /** Asks the session to archive itself once the running turn is done. */
   async end(sessionId: string, reason?: string): Promise<void> {
     try {
-      await this.handle(sessionId).signal(endSessionSignal, { reason });
+      await this.deadline.prompt(`end of session ${sessionId}`, () => this.handle(sessionId).signal(endSessionSignal, { reason }));
     } catch (err) {
       translate(err, sessionId);
     }
@@ -264,23 +297,50 @@ export class AgentClient {
     const stream = WorkflowStreamClient.create(this.client, workflowIdFor(sessionId));
     const topic = stream.topic<unknown>(EVENTS_TOPIC);
     // The default cooldown between polls batches events (~100 ms latency) and keeps each poll, an update in history, from costing one event per delta.
-    for await (const item of topic.subscribe(options.fromOffset ?? 0)) {
-      const parsed = AgentEvent.safeParse(item.data);
-      if (!parsed.success) {
-        throw new AgentClientError(`Session ${sessionId} streamed an event that does not match AgentEvent at offset ${item.offset}: ${describe(parsed.error)}`);
+    const items = topic.subscribe(options.fromOffset ?? 0)[Symbol.asyncIterator]();
+    let abandoned = false;
+    // Cancels the stream's pending poll when the reader gives up on a dead server.
+    const polls = new AbortController();
+    try {
+      for (;;) {
+        // An idle session may stay quiet for long; the reader waits as long as the server answers.
+        let next: IteratorResult<{ offset: number; data: unknown }>;
+        try {
+          next = await this.deadline.whileAlive(
+            `reading events of session ${sessionId}`,
+            this.client.withAbortSignal(polls.signal, () => items.next()),
+          );
+        } catch (err) {
+          abandoned = true;
+          polls.abort();
+          throw err;
+        }
+        if (next.done) return;
+        const item = next.value;
+        const parsed = AgentEvent.safeParse(item.data);
+        if (!parsed.success) {
+          throw new AgentClientError(`Session ${sessionId} streamed an event that does not match AgentEvent at offset ${item.offset}: ${describe(parsed.error)}`);
+        }
+        yield { offset: item.offset, event: parsed.data };
       }
-      yield { offset: item.offset, event: parsed.data };
+    } finally {
+      // A generator's return waits for its pending next(); after giving up on a dead server, do not wait for it.
+      const closing = items.return?.(undefined);
+      if (abandoned) void closing?.catch(() => undefined);
+      else await closing;
     }
   }
 
   /** A user's long-term memories (active ones unless `statuses` says otherwise). */
   async listMemories(input: ListMemoriesInput): Promise<ListMemoriesResult> {
     const namespace = parseOr(UserNamespace, input.namespace, 'namespace');
-    return this.client.workflow.execute<typeof listUserMemories>('listUserMemories', {
-      taskQueue: this.taskQueue,
-      workflowId: `memories-list-${namespace.tenant}-${namespace.user}-${randomUUID()}`,
-      args: [{ ...input, namespace }],
-    });
+    return this.deadline.watched(`listMemories of ${namespace.tenant}/${namespace.user}`, () =>
+      this.client.workflow.execute<typeof listUserMemories>('listUserMemories', {
+        taskQueue: this.taskQueue,
+        workflowId: `memories-list-${namespace.tenant}-${namespace.user}-${randomUUID()}`,
+        args: [{ ...input, namespace }],
+      }),
+    );
   }
 
   /** Deletes one of a user's memories; the audit trail keeps what it was. */
@@ -289,11 +349,13 @@ export class AgentClient {
     if (!/^mem_[0-9a-f]{6,64}$/.test(input.memoryId)) {
       throw new SessionValidationError(`Invalid memoryId "${input.memoryId}": expected "mem_" followed by hex digits, as listMemories returns.`);
     }
-    return this.client.workflow.execute<typeof deleteUserMemory>('deleteUserMemory', {
-      taskQueue: this.taskQueue,
-      workflowId: `memories-delete-${input.memoryId}-${randomUUID()}`,
-      args: [{ ...input, namespace }],
-    });
+    return this.deadline.watched(`deleteMemory ${input.memoryId}`, () =>
+      this.client.workflow.execute<typeof deleteUserMemory>('deleteUserMemory', {
+        taskQueue: this.taskQueue,
+        workflowId: `memories-delete-${input.memoryId}-${randomUUID()}`,
+        args: [{ ...input, namespace }],
+      }),
+    );
   }
 
   /** The Web UI page of a session. */

@@ -30,3 +30,28 @@ export class SessionValidationError extends AgentClientError {
 export class SessionClosedError extends AgentClientError {
   override readonly name = 'SessionClosedError';
 }
+
+/**
+ * The Temporal server did not answer: nothing listens at `address`, or the
+ * connection broke. Nothing the call would have written can be assumed written.
+ */
+export class TemporalUnreachableError extends AgentClientError {
+  override readonly name = 'TemporalUnreachableError';
+  constructor(readonly address: string, readonly operation: string, readonly elapsedMs: number, detail?: string) {
+    super(
+      `The Temporal server at ${address} is unreachable: ${operation} gave up after ${elapsedMs} ms${detail ? ` (${detail})` : ''}. ` +
+        'Check that the server runs and that TEMPORAL_ADDRESS points at it, then retry.',
+    );
+  }
+}
+
+/** The server answers, but the call did not finish within its deadline (typically: no worker polls the task queue). */
+export class TemporalCallTimeoutError extends AgentClientError {
+  override readonly name = 'TemporalCallTimeoutError';
+  constructor(readonly operation: string, readonly timeoutMs: number, readonly address: string, readonly taskQueue: string) {
+    super(
+      `${operation} did not finish within ${timeoutMs} ms, although the Temporal server at ${address} answers. ` +
+        `Check that a durable-agent worker is running on task queue "${taskQueue}"; the call may still take effect when one does.`,
+    );
+  }
+}

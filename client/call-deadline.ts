@@ -1,0 +1,136 @@
+import { Connection, isGrpcServiceError, type Client } from '@temporalio/client';
+import { TemporalCallTimeoutError, TemporalUnreachableError } from './errors';
+
+/** How long a call that should answer promptly (query, signal, update accepted) may take. */
+export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
+/** How long connecting to the server may take. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_UNAVAILABLE = 14;
+
+/** The gRPC status of the first service error in the cause chain, if any. */
+function grpcCode(err: unknown): number | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (isGrpcServiceError(e)) return e.code;
+  }
+  return undefined;
+}
+
+function causeText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e.message && !parts.some((p) => p.includes(e.message))) parts.push(e.message);
+  }
+  return parts.join(': ');
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+/** The address a client's connection dials, for error messages (never carries credentials: host:port only). */
+export function addressOf(client: Client): string {
+  return client.connection instanceof Connection ? client.connection.options.address : '(the configured Temporal address)';
+}
+
+/** Connects, bounded by `timeoutMs`; a server that does not answer becomes a TemporalUnreachableError naming the address. */
+export async function connectBounded(address: string, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<Connection> {
+  const started = Date.now();
+  try {
+    return await Connection.connect({ address, connectTimeout: timeoutMs });
+  } catch (err) {
+    throw new TemporalUnreachableError(address, 'connecting', Date.now() - started, causeText(err));
+  }
+}
+
+/**
+ * Puts every client call under a deadline. Prompt calls get an absolute one;
+ * calls that legitimately wait long (a turn, an event stream, a memory
+ * workflow) keep waiting only while the server proves alive, checked every
+ * `callTimeoutMs`. Either way a dead server becomes a TemporalUnreachableError
+ * naming the address, within about one `callTimeoutMs`.
+ */
+export class CallDeadline {
+  readonly address: string;
+
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+    readonly callTimeoutMs: number,
+  ) {
+    this.address = addressOf(client);
+  }
+
+  /** A call that should answer promptly: absolute deadline of `callTimeoutMs`. */
+  async prompt<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+    const started = Date.now();
+    try {
+      return await this.client.withDeadline(started + this.callTimeoutMs, fn);
+    } catch (err) {
+      throw await this.explain(operation, err, started);
+    }
+  }
+
+  /** A call that may wait long: no absolute deadline, but it gives up once the server stops answering. */
+  async watched<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const started = Date.now();
+    const work = this.client.withAbortSignal(controller.signal, fn);
+    try {
+      return await this.whileAlive(operation, work, started, controller);
+    } catch (err) {
+      throw await this.explain(operation, err, started);
+    } finally {
+      controller.abort();
+    }
+  }
+
+  /** Waits for `work` (e.g. the next item of a stream), checking every `callTimeoutMs` that the server still answers. */
+  async whileAlive<T>(operation: string, work: Promise<T>, started = Date.now(), controller?: AbortController): Promise<T> {
+    const settled = work.then(
+      () => true,
+      () => true,
+    );
+    for (;;) {
+      const tick = new AbortController();
+      const done = await Promise.race([settled, sleep(this.callTimeoutMs, tick.signal).then(() => false)]);
+      tick.abort();
+      if (done) return work;
+      if (!(await this.serverAnswers())) {
+        controller?.abort();
+        // The abandoned call may still reject later; that rejection has no reader.
+        work.catch(() => undefined);
+        throw new TemporalUnreachableError(this.address, operation, Date.now() - started, 'no answer to a health check');
+      }
+    }
+  }
+
+  /** One cheap call with a short deadline: does the server answer at all? */
+  async serverAnswers(): Promise<boolean> {
+    try {
+      await this.client.withDeadline(Date.now() + Math.min(this.callTimeoutMs, 3_000), () =>
+        this.client.workflowService.getSystemInfo({}),
+      );
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Turns a stalled or unavailable call into the typed error that says why; other errors pass through. */
+  private async explain(operation: string, err: unknown, started: number): Promise<unknown> {
+    if (err instanceof TemporalUnreachableError || err instanceof TemporalCallTimeoutError) return err;
+    const code = grpcCode(err);
+    const rpcGaveUp = err instanceof Error && err.name === 'WorkflowUpdateRPCTimeoutOrCancelledError';
+    if (code === GRPC_UNAVAILABLE) return new TemporalUnreachableError(this.address, operation, Date.now() - started, causeText(err));
+    if (code !== GRPC_DEADLINE_EXCEEDED && !rpcGaveUp) return err;
+    if (!(await this.serverAnswers())) return new TemporalUnreachableError(this.address, operation, Date.now() - started, causeText(err));
+    return new TemporalCallTimeoutError(operation, this.callTimeoutMs, this.address, this.taskQueue);
+  }
+}

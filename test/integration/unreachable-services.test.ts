@@ -1,0 +1,148 @@
+import { spawn } from 'node:child_process';
+import { Socket, createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { AgentClient, TemporalCallTimeoutError, TemporalUnreachableError } from '../../client';
+import { loadConfig } from '../../workers/config';
+import { sessionOptions, uniqueId } from '../support/test-env';
+
+/** A loopback port nothing listens on (taken, then released). */
+async function unusedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** A TCP proxy in front of the shared Temporal server that can be cut, so the stack itself is never stopped. */
+class CuttableProxy {
+  private constructor(
+    private readonly server: Server,
+    private readonly sockets: Set<Socket>,
+    readonly address: string,
+  ) {}
+
+  static async start(target: string): Promise<CuttableProxy> {
+    const [host, port] = target.split(':') as [string, string];
+    const sockets = new Set<Socket>();
+    const server = createServer((client) => {
+      const upstream = new Socket();
+      upstream.connect(Number(port), host);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => sockets.delete(s));
+      }
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return new CuttableProxy(server, sockets, `127.0.0.1:${(server.address() as AddressInfo).port}`);
+  }
+
+  /** Stops accepting and drops every open connection: the server "goes down". */
+  async cut(): Promise<void> {
+    const closed = new Promise((resolve) => this.server.close(resolve));
+    for (const s of this.sockets) s.destroy();
+    await closed;
+  }
+}
+
+const config = loadConfig({ ...process.env, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
+
+describe('client calls while the Temporal server is unreachable', () => {
+  it('connecting to an address nothing listens on fails within the connect timeout, naming the address', async () => {
+    const address = `127.0.0.1:${await unusedPort()}`;
+    const started = Date.now();
+    const attempt = AgentClient.connect({ address, taskQueue: 'tq', connectTimeoutMs: 1_000 });
+    await expect(attempt).rejects.toBeInstanceOf(TemporalUnreachableError);
+    await expect(attempt).rejects.toThrow(new RegExp(`Temporal server at ${address} is unreachable.*TEMPORAL_ADDRESS`));
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('every kind of call gives up within about one call timeout once the server goes away, naming the address', async () => {
+    const proxy = await CuttableProxy.start(config.temporal.address);
+    const agent = await AgentClient.connect({ address: proxy.address, namespace: config.temporal.namespace, taskQueue: uniqueId('tq-down'), callTimeoutMs: 1_500 });
+    // Reachable first: an unknown session is simply not found.
+    await expect(agent.getSession(uniqueId('nobody'))).rejects.toThrow(/does not exist/);
+    await proxy.cut();
+    const sessionId = uniqueId('down');
+    const calls: Array<[string, () => Promise<unknown>]> = [
+      ['getSession', () => agent.getSession(sessionId)],
+      ['interrupt', () => agent.interrupt(sessionId)],
+      ['send', () => agent.send(sessionOptions(sessionId), { text: 'hi' })],
+      ['ask', () => agent.ask(sessionOptions(sessionId), { text: 'hi' })],
+      ['events', async () => {
+        for await (const _ of agent.events(sessionId)) return;
+      }],
+    ];
+    for (const [name, run] of calls) {
+      const started = Date.now();
+      const error = await run().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      const elapsed = Date.now() - started;
+      expect({ name, type: (error as Error | undefined)?.name }).toEqual({ name, type: 'TemporalUnreachableError' });
+      expect((error as TemporalUnreachableError).address).toBe(proxy.address);
+      expect((error as Error).message).toContain(`Temporal server at ${proxy.address} is unreachable`);
+      expect({ name, fast: elapsed < 8_000 }).toEqual({ name, fast: true });
+    }
+    // The connection stays open: the SDK's gRPC retry timers of the abandoned calls would
+    // throw "Channel has been shut down" into the process if it were closed under them.
+  });
+
+  it('a call the server accepts but no worker answers times out naming the task queue, not the server', async () => {
+    const connection = await Connection.connect({ address: config.temporal.address });
+    const taskQueue = uniqueId('tq-no-worker');
+    const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace }), taskQueue, callTimeoutMs: 1_500 });
+    const sessionId = uniqueId('no-worker');
+    try {
+      const started = Date.now();
+      const attempt = agent.send(sessionOptions(sessionId), { text: 'hello?' });
+      await expect(attempt).rejects.toBeInstanceOf(TemporalCallTimeoutError);
+      await expect(attempt).rejects.toThrow(new RegExp(`within 1500 ms, although the Temporal server at ${config.temporal.address} answers.*task queue "${taskQueue}"`));
+      expect(Date.now() - started).toBeLessThan(8_000);
+    } finally {
+      await agent.client.workflow.getHandle(`session-${sessionId}`).terminate('test cleanup').catch(() => undefined);
+      await connection.close();
+    }
+  });
+});
+
+/** Runs the worker entry point and returns its exit code and stderr. */
+function runWorker(env: Record<string, string>): Promise<{ code: number | null; stderr: string; ms: number }> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+      cwd: `${__dirname}/../..`,
+      env: { ...process.env, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', MAINTENANCE_EVERY_MS: '0', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stderr, ms: Date.now() - started }));
+  });
+}
+
+describe('a worker that cannot reach its services at start', () => {
+  it('prints one line naming the unreachable MongoDB (without its password) and exits non-zero', async () => {
+    const port = await unusedPort();
+    const result = await runWorker({ MONGODB_URI: `mongodb://agent:hunter2-secret@127.0.0.1:${port}/?authSource=admin`, MONGODB_SERVER_SELECTION_TIMEOUT_MS: '1000' });
+    expect(result.code).toBe(69);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^durable-agent worker cannot start: MongoDB at mongodb://127\\.0\\.0\\.1:${port} is unreachable \\(.+\\)\\. Check that the server runs`));
+    expect(result.stderr).not.toContain('hunter2-secret');
+  }, 30_000);
+
+  it('prints one line naming the unreachable Temporal server and exits non-zero', async () => {
+    const address = `127.0.0.1:${await unusedPort()}`;
+    const result = await runWorker({ TEMPORAL_ADDRESS: address, TEMPORAL_CONNECT_TIMEOUT_MS: '1500', MONGODB_DATABASE: uniqueId('t_unreach').replace(/-/g, '_') });
+    expect(result.code).toBe(69);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^durable-agent worker cannot start: Temporal server at ${address} is unreachable \\(.+\\)\\. Check that the server runs`));
+  }, 30_000);
+});
