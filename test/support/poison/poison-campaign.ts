@@ -28,6 +28,8 @@ export interface PoisonTally {
   foreignEvents: number;
   sessions: number;
   checks: number;
+  /** Checks that could not be made (not a verdict on the session). */
+  checkErrors: number;
   rejectedBy: Record<string, number>;
   freezes: FreezeReport[];
   /** Checks that found unparseable or foreign events, with the first reason. */
@@ -49,6 +51,7 @@ export const emptyTally = (): PoisonTally => ({
   foreignEvents: 0,
   sessions: 0,
   checks: 0,
+  checkErrors: 0,
   rejectedBy: {},
   freezes: [],
   streamProblems: [],
@@ -156,7 +159,16 @@ export async function runCampaign(target: PoisonTarget, cases: PoisonCase[], opt
     batch.push(c);
     if (outcome.delivery !== Delivery.timedOut && batch.length < options.batchSize && i < cases.length - 1) continue;
 
-    const check = await session.check();
+    let check: SessionCheck;
+    try {
+      check = await session.check();
+    } catch (err) {
+      // The check itself broke (a history read, say): say so, and do not count the session as frozen for it.
+      tally.checkErrors += 1;
+      tally.streamProblems.push(`check of ${session.sessionId} failed: ${String(err).slice(0, 300)}`);
+      batch = [];
+      continue;
+    }
     countCheck(tally, check);
     if (!check.answered || check.taskFailures.length > 0) {
       tally.frozen += check.answered ? 0 : 1;

@@ -49,11 +49,32 @@ export async function runsOf(client: Client, workflowId: string): Promise<Array<
   return runs;
 }
 
+/**
+ * A run's history events, a few at a time: a history holding signals near
+ * the server's 2 MB payload limit would otherwise come back in pages over
+ * gRPC's 4 MB message limit.
+ */
+async function* historyEvents(client: Client, workflowId: string, runId: string): AsyncGenerator<temporal.api.history.v1.IHistoryEvent> {
+  let nextPageToken: Uint8Array | undefined;
+  const fetchPage = (maximumPageSize: number) =>
+    client.workflowService.getWorkflowExecutionHistory({
+      namespace: client.options.namespace,
+      execution: { workflowId, runId },
+      maximumPageSize,
+      ...(nextPageToken ? { nextPageToken } : {}),
+    });
+  do {
+    // RESOURCE_EXHAUSTED: this page of 20 is over 4 MB; take it one event at a time.
+    const page = await fetchPage(20).catch((err: { code?: number }) => (err?.code === 8 ? fetchPage(1) : Promise.reject(err)));
+    yield* page.history?.events ?? [];
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
+}
+
 /** The `WorkflowTaskFailed` events of one run, decoded. */
 export async function taskFailuresOf(client: Client, workflowId: string, runId: string): Promise<TaskFailure[]> {
-  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   const out: TaskFailure[] = [];
-  for (const event of history.events ?? []) {
+  for await (const event of historyEvents(client, workflowId, runId)) {
     const timedOut = event.workflowTaskTimedOutEventAttributes;
     if (timedOut) {
       // A task that ran past its timeout (a handler stuck on a huge input, say) is retried like a failed one.
