@@ -8,7 +8,7 @@ export { DEEP, generateFuzzCases, type FuzzOptions } from './fuzzer';
 export { PoisonModel, pongFor, toolTurnMessage } from './poison-model';
 export { PoisonSession, runStartCase, type CaseOutcome, type FreezeReport, type PoisonTarget, type SessionCheck } from './poison-runner';
 export { emptyTally, runCampaign, summaryLine, type CampaignOptions, type PoisonTally } from './poison-campaign';
-export { readWholeStream, taskFailuresOf, taskFailuresOfAllRuns, withTimeout, type TaskFailure } from './session-health';
+export { readWholeStream, taskFailuresOf, taskFailuresOfAllRuns, updateAccepted, withTimeout, type TaskFailure } from './session-health';
 
 /**
  * Options of the sessions poison cases go to: no long-term memory (the

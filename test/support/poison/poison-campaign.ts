@@ -71,7 +71,7 @@ function countOutcome(tally: PoisonTally, outcome: CaseOutcome): void {
       break;
     case Delivery.rejected: {
       tally.rejected += 1;
-      const type = outcome.detail.split(':')[0] ?? 'unknown';
+      const type = outcome.case.kind === 'toolCalls' ? 'tool turn failed' : (outcome.detail.split(':')[0] ?? 'unknown');
       tally.rejectedBy[type] = (tally.rejectedBy[type] ?? 0) + 1;
       break;
     }

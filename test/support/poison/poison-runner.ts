@@ -5,8 +5,10 @@ import {
   isGrpcServiceError,
   type Client,
 } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
 import { RawValue, type Payload } from '@temporalio/common';
 import type { AgentClient } from '../../../client';
+import { eventually } from '../test-env';
 import { WORKFLOW_TYPE, workflowIdFor } from '../../../workflows/messages';
 import type { SessionOptionsInput, SessionView, TurnResult } from '../../../workflows/session-types';
 import { Delivery, type PoisonCase } from './poison-case';
@@ -39,6 +41,8 @@ export interface CaseOutcome {
   delivery: Delivery;
   /** Failure type and message of a rejection, the server's refusal, or the turn's outcome. */
   detail: string;
+  /** The update's id, for updates: look for it in history to tell a validator's rejection from a handler's failure. */
+  updateId?: string;
 }
 
 /** A session that stopped answering, with the cases it had been sent and what its history says. */
@@ -121,7 +125,12 @@ export class PoisonSession {
 
   /** Sends a normal message and waits for its answer. */
   async ask(text: string): Promise<{ ok: boolean; why: string; turn?: TurnResult }> {
-    const r = await withTimeout(this.target.agent.ask(this.options, { text }), this.timeouts.turnMs);
+    let r = await withTimeout(this.target.agent.ask(this.options, { text }), this.timeouts.turnMs);
+    if ('error' in r && (r.error as Error)?.name === 'SessionClosedError') {
+      // A valid endSession among the cases: the run is archiving. Once it has closed, the message starts the session anew.
+      await eventually(async () => (await this.handle.describe()).status.name !== 'RUNNING', 'the closing run to end', this.timeouts.turnMs).catch(() => undefined);
+      r = await withTimeout(this.target.agent.ask(this.options, { text }), this.timeouts.turnMs);
+    }
     if ('timedOut' in r) return { ok: false, why: `no answer to "${text.slice(0, 60)}" within ${this.timeouts.turnMs} ms` };
     if ('error' in r) return { ok: false, why: `"${text.slice(0, 60)}" failed: ${describeError(r.error)}` };
     this.seenRuns.add((await this.handle.describe()).runId);
@@ -155,12 +164,20 @@ export class PoisonSession {
     switch (c.kind) {
       case 'signal':
         return settle(this.handle.signal(c.name, ...c.args.map(toPayload)), this.timeouts.caseMs, (err) => outcome(Delivery.refused, describeError(err)));
-      case 'update':
-        return settle(
-          this.handle.startUpdate(c.name, { args: c.args.map(toPayload) as [RawValue], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+      case 'update': {
+        const updateId = `${c.id}-${randomUUID().slice(0, 8)}`;
+        const rejected = refusedOr((err) => ({ ...outcome(Delivery.rejected, describeError(err)), updateId }));
+        const started = await withTimeout(
+          this.handle.startUpdate(c.name, { updateId, args: c.args.map(toPayload) as [RawValue], waitForStage: WorkflowUpdateStage.ACCEPTED }),
           this.timeouts.caseMs,
-          refusedOr((err) => outcome(Delivery.rejected, describeError(err))),
         );
+        if ('timedOut' in started) return { ...outcome(Delivery.timedOut, `no answer within ${this.timeouts.caseMs} ms`), updateId };
+        if ('error' in started) return rejected(started.error);
+        // A rejection comes back with the start call, so its result is known at once; an accepted update may run on (a long poll, say).
+        const settled = await withTimeout(started.value.result(), 100);
+        if ('error' in settled) return rejected(settled.error);
+        return { ...outcome(Delivery.accepted, ''), updateId };
+      }
       case 'query':
         return settle(this.handle.query(c.name, ...c.args.map(toPayload)), this.timeouts.caseMs, refusedOr((err) => outcome(Delivery.rejected, describeError(err))));
       case 'toolCalls': {

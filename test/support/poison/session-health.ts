@@ -71,6 +71,14 @@ async function* historyEvents(client: Client, workflowId: string, runId: string)
   } while (nextPageToken);
 }
 
+/** Whether the latest run's history holds an `UpdateAccepted` event for `updateId`: a validator's rejection writes nothing. */
+export async function updateAccepted(client: Client, workflowId: string, updateId: string): Promise<boolean> {
+  for await (const event of historyEvents(client, workflowId, '')) {
+    if (event.workflowExecutionUpdateAcceptedEventAttributes?.protocolInstanceId === updateId) return true;
+  }
+  return false;
+}
+
 /** The `WorkflowTaskFailed` events of one run, decoded. */
 export async function taskFailuresOf(client: Client, workflowId: string, runId: string): Promise<TaskFailure[]> {
   const out: TaskFailure[] = [];
