@@ -1,0 +1,167 @@
+import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
+import { FailureType } from './failure-types';
+import { invalidInput, parseSignalInput, parseUpdateInput } from './input-guard';
+import {
+  decideToolCallSignal,
+  decideToolCallUpdate,
+  endSessionSignal,
+  getSessionQuery,
+  interruptSignal,
+  sendMessageUpdate,
+  textDeltasSignal,
+  toolProgressSignal,
+  waitForTurnUpdate,
+} from './messages';
+import { DEDUPE_MEMORY } from './session-state';
+import type { SessionRun } from './session-run';
+import {
+  DecideToolCallInput,
+  EndSessionInput,
+  InterruptInput,
+  SendMessageInput,
+  TextDeltasInput,
+  ToolProgressInput,
+  WaitForTurnInput,
+  type SendMessageResult,
+} from './session-types';
+import { nowIso } from './workflow-clock';
+
+/**
+ * A session started with options that do not parse still answers the
+ * update it was started with (update-with-start): every update is refused
+ * with the options error, then the run fails with it. Without handlers the
+ * caller would read "No registered handler for update" instead.
+ */
+export function refuseStart(message: string): never {
+  const refuse = (): void => {
+    throw invalidInput(message);
+  };
+  setHandler(sendMessageUpdate, (_input) => Promise.reject(invalidInput(message)), { validator: (_input) => refuse() });
+  setHandler(decideToolCallUpdate, (_input) => Promise.reject(invalidInput(message)), { validator: (_input) => refuse() });
+  setHandler(waitForTurnUpdate, (_input) => Promise.reject(invalidInput(message)), { validator: (_input) => refuse() });
+  throw invalidInput(message);
+}
+
+function versionConflict(sessionId: string, version: number, expected: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    message: `Session ${sessionId} is at version ${version}, not ${expected}. Reload the session and retry.`,
+    type: FailureType.SessionVersionConflict,
+    nonRetryable: true,
+    details: [{ currentVersion: version, expectedVersion: expected }],
+  });
+}
+
+/**
+ * Every message the session answers. Updates refuse bad input in their
+ * validators, before anything is written; signals parse safely and ignore
+ * (log, count) what does not parse or does not fit the session's state.
+ */
+export function registerSessionHandlers(run: SessionRun): void {
+  const { sessionId, options } = run;
+  const ignore = (): void => run.ignoreSignal();
+
+  setHandler(getSessionQuery, () => run.view());
+
+  setHandler(
+    sendMessageUpdate,
+    async (raw): Promise<SendMessageResult> => {
+      // The validator has accepted it already; parsing again gives the typed value with defaults.
+      const msg = parseUpdateInput(SendMessageInput, raw, 'sendMessage');
+      // The first message of a restored session may arrive before the archive is read.
+      await condition(() => run.restored);
+      const seen = msg.clientMessageId ? run.processed.get(msg.clientMessageId) : undefined;
+      if (seen) return msg.waitForTurn ? { ...seen, turn: await run.turnResult(seen.turnId, seen.version) } : seen;
+      if (msg.expectedVersion !== undefined && msg.expectedVersion !== run.version) throw versionConflict(sessionId, run.version, msg.expectedVersion);
+      run.version += 1;
+      run.turnSeq += 1;
+      const result: SendMessageResult = { turnId: `turn-${run.turnSeq}`, version: run.version };
+      if (msg.clientMessageId) {
+        run.processed.set(msg.clientMessageId, result);
+        if (run.processed.size > DEDUPE_MEMORY) run.processed.delete(run.processed.keys().next().value as string);
+      }
+      run.queue.push({ turnId: result.turnId, text: msg.text, clientMessageId: msg.clientMessageId, receivedAt: nowIso() });
+      run.noteVersion();
+      if (run.running && options.busyPolicy === 'interrupt') run.interruptRunning('a new message arrived');
+      return msg.waitForTurn ? { ...result, turn: await run.turnResult(result.turnId, result.version) } : result;
+    },
+    {
+      validator: (raw) => {
+        const msg = parseUpdateInput(SendMessageInput, raw, 'sendMessage');
+        if (msg.clientMessageId && run.processed.has(msg.clientMessageId)) return;
+        if (run.closing || run.status === 'expired') {
+          throw ApplicationFailure.nonRetryable(`Session ${sessionId} is ${run.closing ? 'closing' : run.status}; send the message again to start it anew.`, FailureType.SessionClosed);
+        }
+        if (run.restored && msg.expectedVersion !== undefined && msg.expectedVersion !== run.version) {
+          throw versionConflict(sessionId, run.version, msg.expectedVersion);
+        }
+      },
+    },
+  );
+
+  const decide = (decision: DecideToolCallInput, via: 'signal' | 'update'): void => {
+    if (!run.pending.has(decision.toolCallId) || run.decisions.has(decision.toolCallId)) {
+      log.warn('Ignoring a decision for an unknown or decided tool call', { toolCallId: decision.toolCallId, via });
+      if (via === 'signal') ignore();
+      return;
+    }
+    run.decisions.set(decision.toolCallId, { approved: decision.approved, reason: decision.reason, decidedBy: 'user' });
+  };
+  setHandler(decideToolCallSignal, (raw) => {
+    const decision = parseSignalInput(DecideToolCallInput, raw, 'decideToolCall', ignore);
+    if (decision) decide(decision, 'signal');
+  });
+  setHandler(
+    decideToolCallUpdate,
+    (raw) => {
+      decide(parseUpdateInput(DecideToolCallInput, raw, 'decideToolCall'), 'update');
+      return { accepted: true as const };
+    },
+    {
+      validator: (raw) => {
+        const id = parseUpdateInput(DecideToolCallInput, raw, 'decideToolCall').toolCallId;
+        if (!run.pending.has(id)) throw ApplicationFailure.nonRetryable(`No tool call ${id} is waiting for confirmation.`, FailureType.ConfirmationUnknown);
+        if (run.decisions.has(id)) throw ApplicationFailure.nonRetryable(`Tool call ${id} was already decided.`, FailureType.ConfirmationUnknown);
+      },
+    },
+  );
+
+  setHandler(interruptSignal, (raw) => {
+    const input = parseSignalInput(InterruptInput, raw, 'interrupt', ignore);
+    if (!input || !run.running) return;
+    run.counters.interrupts += 1;
+    run.interruptRunning(input.reason ?? 'interrupted by the user');
+  });
+  setHandler(endSessionSignal, (raw) => {
+    if (parseSignalInput(EndSessionInput, raw, 'endSession', ignore)) run.endRequested = true;
+  });
+  setHandler(waitForTurnUpdate, async (raw) => run.turnResult(parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn').turnId), {
+    validator: (raw) => {
+      const { turnId } = parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn');
+      if (!run.knownTurn(turnId)) throw invalidInput(`Turn ${turnId} is unknown to session ${sessionId}.`);
+    },
+  });
+
+  setHandler(textDeltasSignal, (raw) => {
+    const input = parseSignalInput(TextDeltasInput, raw, 'textDeltas', ignore);
+    if (!input) return;
+    const refused = run.deltaGate.admit(input, run.running);
+    if (refused) {
+      log.warn(`Ignoring text deltas: ${refused}`);
+      ignore();
+      return;
+    }
+    for (const { delta } of input.deltas) run.events.emit({ type: 'text_delta', turnId: input.turnId, step: input.step, attempt: input.attempt, delta });
+  });
+  setHandler(toolProgressSignal, (raw) => {
+    const input = parseSignalInput(ToolProgressInput, raw, 'toolProgress', ignore);
+    if (!input) return;
+    const call = run.progressGate.admit(input);
+    if (typeof call === 'string') {
+      log.warn(`Ignoring tool progress: ${call}`);
+      ignore();
+      return;
+    }
+    const { turnId, toolCallId, progress, total, message } = input;
+    run.events.emit({ type: 'tool_call_progress', turnId, toolCallId, ...call, progress, total, message });
+  });
+}

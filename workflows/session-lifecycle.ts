@@ -1,0 +1,125 @@
+import { ActivityFailure, ApplicationFailure, log, patched, proxyActivities, proxyLocalActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { SessionActivities } from '../activities/activity-types';
+import type { ArchivedSession } from '../activities/session-archive';
+import { fitCarriedState } from './carried-state-budget';
+import { FailureType } from './failure-types';
+import { SessionStatusKey, SessionTenantKey, SessionUserKey } from './search-attributes';
+import { SessionContext } from './session-context';
+import type { SessionRun } from './session-run';
+import { STREAM_BYTES_KEPT, type CarriedState } from './session-state';
+import { emptyCounters } from './session-types';
+import { nowMs } from './workflow-clock';
+
+const { loadArchive, saveArchive } = proxyActivities<SessionActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
+});
+const { describeSearchAttributes } = proxyLocalActivities<SessionActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
+});
+
+/** Patch id: the session sets its own search attributes when the starter did not. */
+export const SESSION_SETS_SEARCH_ATTRIBUTES = 'session-sets-search-attributes';
+
+/**
+ * Sessions started by another client (another SDK, the CLI) may come
+ * without search attributes, and would be invisible to the UI's filters.
+ * The session sets those it lacks, when the namespace has them registered
+ * (setting an unregistered one would fail the workflow task).
+ */
+export async function ensureSearchAttributes(run: SessionRun): Promise<void> {
+  const current = workflowInfo().typedSearchAttributes;
+  const wanted = [
+    { key: SessionUserKey, value: run.options.namespace.user },
+    { key: SessionTenantKey, value: run.options.namespace.tenant },
+    { key: SessionStatusKey, value: run.status },
+  ];
+  const missing = wanted.filter((w) => current.get(w.key) === undefined);
+  if (missing.length === 0 || run.carried !== undefined || !patched(SESSION_SETS_SEARCH_ATTRIBUTES)) return;
+  const registered = new Set(await describeSearchAttributes({ names: missing.map((m) => m.key.name) }));
+  const settable = missing.filter((m) => registered.has(m.key.name));
+  if (settable.length === 0) return;
+  upsertSearchAttributes(settable);
+  run.canUpsertStatus ||= settable.some((m) => m.key.name === SessionStatusKey.name);
+}
+
+/** A fresh run reads the session's archive, if it has one, and continues from it. */
+export async function restoreFromArchive(run: SessionRun): Promise<void> {
+  if (run.restored) return;
+  const archive = await loadArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'load archive' }, [{ sessionId: run.sessionId }]);
+  if (archive && archive.status === 'archived') {
+    run.createdAt = archive.createdAt;
+    run.version = archive.version;
+    run.baseVersion = archive.version;
+    run.turnSeq = archive.turnSeq;
+    run.counters = { ...emptyCounters(), ...archive.counters };
+    run.context = new SessionContext({ window: archive.window, unfolded: [], summary: archive.summary, keyFacts: archive.keyFacts }, run.windowLimits);
+    run.toolRecords = archive.toolCalls;
+    run.status = 'archived';
+  }
+  run.restored = true;
+}
+
+/** The compact state the next run starts from: recent events only, and within one payload's budget. */
+export function snapshot(run: SessionRun): CarriedState {
+  const { events } = run;
+  const state = events.stream.getState();
+  let bytes = 0;
+  let keepFrom = state.log.length;
+  while (keepFrom > 0 && bytes + (state.log[keepFrom - 1]?.data.length ?? 0) <= STREAM_BYTES_KEPT) bytes += state.log[--keepFrom]?.data.length ?? 0;
+  if (keepFrom > 0) events.stream.truncate(state.base_offset + keepFrom);
+  const fitted = fitCarriedState({
+    status: run.status,
+    createdAt: run.createdAt,
+    version: run.version,
+    baseVersion: run.baseVersion,
+    turnSeq: run.turnSeq,
+    context: run.context.toState(),
+    counters: run.counters,
+    queue: run.queue,
+    processed: [...run.processed.entries()],
+    recentResults: run.recentResults,
+    toolRecords: run.toolRecords,
+    toolHashes: [...run.toolHashes.entries()],
+    pendingExtraction: run.pendingExtraction,
+    stream: events.stream.getState(),
+  });
+  if (fitted.dropped.length > 0) log.warn(`Carried state over the payload budget; left out ${fitted.dropped.join(', ')}`);
+  return fitted.state;
+}
+
+/**
+ * Writes the session to MongoDB as one document, conditional on the archive
+ * version this chain of runs restored from. Another run having written it
+ * first (a concurrent restore) is reported, not thrown.
+ */
+export async function archiveSession(run: SessionRun): Promise<{ archiveConflict?: string }> {
+  const { options, context } = run;
+  const archivedAt = nowMs();
+  const archive: ArchivedSession = {
+    sessionId: run.sessionId,
+    namespace: options.namespace,
+    channel: options.channel,
+    metadata: options.metadata,
+    createdAt: run.createdAt,
+    archivedAt: new Date(archivedAt).toISOString(),
+    expiresAt: new Date(archivedAt + options.limits.retentionMs).toISOString(),
+    status: 'archived',
+    version: run.version,
+    turnSeq: run.turnSeq,
+    window: [...context.unfolded, ...context.window],
+    summary: context.summary,
+    keyFacts: [...context.keyFacts],
+    toolCalls: run.toolRecords,
+    counters: run.counters,
+  };
+  try {
+    await saveArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'archive session' }, [{ archive, baseVersion: run.baseVersion }]);
+    return {};
+  } catch (err) {
+    if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FailureType.SessionVersionConflict)) throw err;
+    run.events.emit({ type: 'error', errorType: FailureType.SessionVersionConflict, message: err.cause.message });
+    return { archiveConflict: err.cause.message };
+  }
+}

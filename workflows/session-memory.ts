@@ -1,0 +1,94 @@
+import { ActivityFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { MemoryActivities } from '../activities/memory/memory-activity-types';
+import { FailureType } from './failure-types';
+import type { SessionRun } from './session-run';
+import type { Turn } from './session-types';
+
+// Recall reads MongoDB and scores in memory: short, so a local activity spares a server round trip per turn.
+const { recallMemories } = proxyLocalActivities<MemoryActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 2, initialInterval: '200 milliseconds' },
+});
+const { extractMemories } = proxyActivities<MemoryActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
+});
+
+/** Turns kept for the next memory extraction pass, at most. */
+const MAX_PENDING_EXTRACTION = 20;
+
+export interface Recalled {
+  lines: { strong: string[]; weak: string[] };
+  injectedIds: string[];
+}
+
+/** Long-term memory as one session run uses it: recall before a turn, extraction after, in the background. */
+export class SessionMemory {
+  private work: Promise<void> = Promise.resolve();
+
+  constructor(private readonly run: SessionRun) {}
+
+  /** Recalled memories for this turn's prompt; a failed recall costs the turn its memories, not the turn. */
+  async recall(turnId: string, query: string): Promise<Recalled> {
+    const { options, sessionId, events } = this.run;
+    const none: Recalled = { lines: { strong: [], weak: [] }, injectedIds: [] };
+    if (!options.memory.enabled) return none;
+    try {
+      const r = await recallMemories.executeWithOptions(
+        { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 2, initialInterval: '200 milliseconds' }, summary: 'recall memories' },
+        [{ namespace: options.namespace, query, sessionId, turnId }],
+      );
+      this.run.counters.memoriesRecalled += r.strong.length + r.weak.length;
+      if (r.strong.length + r.weak.length > 0) {
+        events.emit({ type: 'memory_recalled', turnId, strong: r.strong.map((m) => m.shortId), weak: r.weak.map((m) => m.shortId), tookMs: r.tookMs });
+      }
+      return { lines: { strong: r.strong.map((m) => m.line), weak: r.weak.map((m) => m.line) }, injectedIds: r.injectedIds };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      events.emit({ type: 'error', turnId, errorType: 'MemoryRecallFailed', message: `Memories could not be recalled this turn: ${err instanceof Error ? err.message : String(err)}` });
+      return none;
+    }
+  }
+
+  /** A finished turn joins the next extraction pass, which starts now when the message calls for it or enough turns wait. */
+  afterTurn(finished: Turn, extractNow: boolean): void {
+    const { options } = this.run;
+    if (!options.memory.enabled) return;
+    this.run.pendingExtraction = [...this.run.pendingExtraction, finished].slice(-MAX_PENDING_EXTRACTION);
+    if (extractNow) this.schedule('event');
+    else if (this.run.pendingExtraction.length >= options.memory.extractEveryTurns) this.schedule('periodic');
+  }
+
+  /**
+   * Extracts long-term memories from the turns since the last pass, in the
+   * background: the next turn does not wait for it, continue-as-new and
+   * archive do.
+   */
+  schedule(reason: 'event' | 'periodic' | 'archive'): void {
+    const { options, sessionId, events } = this.run;
+    const turns = this.run.pendingExtraction;
+    this.run.pendingExtraction = [];
+    if (turns.length === 0) return;
+    this.work = this.work.then(async () => {
+      try {
+        await extractMemories.executeWithOptions(
+          {
+            startToCloseTimeout: '2 minutes',
+            retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
+            summary: `extract memories (${reason}, ${turns.length} turns)`,
+          },
+          [{ namespace: options.namespace, sessionId, turns: turns.map((t) => ({ turnId: t.turnId, messages: t.messages, startedAt: t.startedAt })), reason }],
+        );
+        this.run.counters.memoryExtractions += 1;
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        events.emit({ type: 'error', errorType: 'MemoryExtractionFailed', message: `Memory extraction (${reason}) failed: ${err.cause?.message ?? err.message}` });
+      }
+    });
+  }
+
+  /** Resolves when every extraction pass started so far has ended. */
+  settled(): Promise<void> {
+    return this.work;
+  }
+}

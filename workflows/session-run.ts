@@ -1,0 +1,183 @@
+import { ApplicationFailure, type CancellationScope, condition, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { EventEmitter } from './event-emitter';
+import { FailureType } from './failure-types';
+import type { Decision } from './react-turn';
+import { SessionStatusKey } from './search-attributes';
+import { SessionContext, emptyContext } from './session-context';
+import type { CarriedState, QueuedMessage, ToolCallRecord } from './session-state';
+import {
+  emptyCounters,
+  type Activity,
+  type PendingConfirmation,
+  type SendMessageResult,
+  type SessionCounters,
+  type SessionOptions,
+  type SessionStatus,
+  type SessionView,
+  type Turn,
+  type TurnResult,
+} from './session-types';
+import { DeltaGate, ToolProgressGate } from './text-deltas';
+import { nowIso } from './workflow-clock';
+
+/** The current turn, while one runs. */
+export interface RunningTurn {
+  turnId: string;
+  scope: CancellationScope;
+  step: number;
+  interruptReason?: string;
+}
+
+/**
+ * The state of one run of a session, and the small moves every part of it
+ * makes (status changes, interrupts, waiting for a turn's result). The
+ * handlers, the turn runner, memory steps and the lifecycle each take it.
+ */
+export class SessionRun {
+  readonly sessionId: string;
+  status: SessionStatus;
+  activity: Activity = 'idle';
+  createdAt: string;
+  version: number;
+  /** The archive version this chain of runs restored from; archive writes are conditional on it. */
+  baseVersion: number;
+  turnSeq: number;
+  counters: SessionCounters;
+  readonly windowLimits;
+  context: SessionContext;
+  readonly queue: QueuedMessage[];
+  readonly processed: Map<string, SendMessageResult>;
+  readonly recentResults: TurnResult[];
+  toolRecords: ToolCallRecord[];
+  readonly toolHashes: Map<string, string>;
+  pendingExtraction: Turn[];
+  readonly pending = new Map<string, PendingConfirmation>();
+  readonly decisions = new Map<string, Decision>();
+  running: RunningTurn | null = null;
+  endRequested = false;
+  closing = false;
+  /** Set once this run has decided to continue as new: handlers waiting for a turn let go. */
+  continuing = false;
+  /** False until a fresh run has read its archive (a restored session's first message waits for it). */
+  restored: boolean;
+  readonly events: EventEmitter;
+  readonly deltaGate = new DeltaGate();
+  readonly progressGate = new ToolProgressGate();
+  canUpsertStatus: boolean;
+
+  constructor(
+    readonly options: SessionOptions,
+    readonly carried: CarriedState | undefined,
+    legacyExternalPublish: boolean,
+  ) {
+    const { limits } = options;
+    this.sessionId = options.sessionId;
+    this.status = carried?.status ?? 'created';
+    this.createdAt = carried?.createdAt ?? nowIso();
+    this.version = carried?.version ?? 0;
+    this.baseVersion = carried?.baseVersion ?? 0;
+    this.turnSeq = carried?.turnSeq ?? 0;
+    // Counters added in later versions start at zero in runs carried from earlier ones.
+    this.counters = { ...emptyCounters(), ...carried?.counters };
+    this.windowLimits = { maxTurns: limits.windowMaxTurns, maxTokens: limits.windowMaxTokens, foldBatchTurns: limits.foldBatchTurns };
+    this.context = new SessionContext(carried?.context ?? emptyContext(), this.windowLimits);
+    this.queue = carried?.queue ?? [];
+    this.processed = new Map(carried?.processed ?? []);
+    this.recentResults = carried?.recentResults ?? [];
+    this.toolRecords = carried?.toolRecords ?? [];
+    this.toolHashes = new Map(carried?.toolHashes ?? []);
+    this.pendingExtraction = carried?.pendingExtraction ?? [];
+    this.restored = carried !== undefined;
+    this.events = new EventEmitter(
+      this.sessionId,
+      carried?.stream,
+      {
+        onIgnoredSignal: () => this.ignoreSignal(),
+        onDroppedEvent: () => {
+          this.counters.eventsDropped += 1;
+        },
+      },
+      legacyExternalPublish,
+    );
+    this.canUpsertStatus = workflowInfo().typedSearchAttributes.get(SessionStatusKey) !== undefined;
+  }
+
+  /** The memo shows the version, so the Web UI lists it without a query. */
+  noteVersion(extra: Record<string, unknown> = {}): void {
+    upsertMemo({ version: this.version, ...extra });
+  }
+
+  ignoreSignal(): void {
+    this.counters.signalsIgnored += 1;
+  }
+
+  emitStatus(reason?: string): void {
+    this.events.emit({ type: 'status_change', status: this.status, activity: this.activity, turnId: this.running?.turnId, reason });
+  }
+
+  setStatus(next: SessionStatus, reason?: string): void {
+    this.status = next;
+    if (this.canUpsertStatus) upsertSearchAttributes([{ key: SessionStatusKey, value: next }]);
+    upsertMemo({ status: next, version: this.version });
+    this.emitStatus(reason);
+  }
+
+  setActivity(next: Activity, reason?: string): void {
+    if (next === this.activity) return;
+    this.activity = next;
+    this.emitStatus(reason);
+  }
+
+  interruptRunning(reason: string): void {
+    const running = this.running;
+    if (!running || running.interruptReason !== undefined) return;
+    running.interruptReason = reason;
+    running.scope.cancel();
+  }
+
+  findResult(turnId: string): TurnResult | undefined {
+    return this.recentResults.find((r) => r.turnId === turnId);
+  }
+
+  knownTurn(turnId: string): boolean {
+    return this.running?.turnId === turnId || this.queue.some((q) => q.turnId === turnId) || this.findResult(turnId) !== undefined;
+  }
+
+  /** Resolves with a turn's result once it has finished. */
+  async turnResult(turnId: string, acceptedVersion?: number): Promise<TurnResult> {
+    await condition(() => this.findResult(turnId) !== undefined || this.continuing);
+    const result = this.findResult(turnId);
+    if (result) return result;
+    // An update cannot follow the session into its next run; the turn can (it is carried), so the caller waits again there.
+    throw ApplicationFailure.create({
+      type: FailureType.TurnCarriedOver,
+      message: `Session ${this.sessionId} continued as a new run before ${turnId} ran; wait for ${turnId} again.`,
+      details: [{ turnId, version: acceptedVersion }],
+      nonRetryable: true,
+    });
+  }
+
+  view(): SessionView {
+    const { options, context } = this;
+    return {
+      sessionId: this.sessionId,
+      status: this.status,
+      activity: this.activity,
+      version: this.version,
+      namespace: options.namespace,
+      channel: options.channel,
+      metadata: options.metadata,
+      createdAt: this.createdAt,
+      currentTurnId: this.running?.turnId ?? null,
+      currentStep: this.running?.step ?? 0,
+      queuedMessages: this.queue.length,
+      pendingConfirmations: [...this.pending.values()],
+      window: [...context.window],
+      unfoldedTurns: context.unfolded.length,
+      summary: context.summary,
+      keyFacts: [...context.keyFacts],
+      counters: this.counters,
+      lastTurn: this.recentResults[this.recentResults.length - 1] ?? null,
+    };
+  }
+}

@@ -1,0 +1,172 @@
+import { ActivityFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import type { SessionActivities } from '../activities/activity-types';
+import type { ChatMessage } from './chat-message';
+import { DEFAULT_SYSTEM_PROMPT } from './default-system-prompt';
+import { FailureType } from './failure-types';
+import { shouldExtractNow } from './memory-events';
+import { ModelCallFailed, runReactTurn, waitForDecision, type Decision } from './react-turn';
+import type { SessionMemory } from './session-memory';
+import type { RunningTurn, SessionRun } from './session-run';
+import { RESULT_MEMORY, TOOL_RECORD_MEMORY, type QueuedMessage } from './session-state';
+import type { PendingConfirmation, Turn, TurnOutcome, TurnResult } from './session-types';
+import { nowIso } from './workflow-clock';
+
+const { summarizeTurns } = proxyActivities<SessionActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
+});
+
+/** Holds a risky call until a person decides, the confirmation times out, or the turn is interrupted. */
+async function awaitDecision(run: SessionRun, confirmation: PendingConfirmation): Promise<Decision> {
+  const { events } = run;
+  run.pending.set(confirmation.toolCallId, confirmation);
+  run.counters.confirmationsRequested += 1;
+  events.emit({ type: 'confirmation_required', confirmation });
+  run.setActivity('awaiting_confirmation');
+  try {
+    const decision = await waitForDecision(() => run.decisions.get(confirmation.toolCallId), run.options.limits.confirmationTimeoutMs);
+    events.emit({ type: 'confirmation_decided', toolCallId: confirmation.toolCallId, approved: decision.approved, reason: decision.reason, decidedBy: decision.decidedBy });
+    return decision;
+  } catch (err) {
+    if (isCancellation(err)) {
+      events.emit({ type: 'confirmation_decided', toolCallId: confirmation.toolCallId, approved: false, decidedBy: 'interrupt' });
+    }
+    throw err;
+  } finally {
+    run.pending.delete(confirmation.toolCallId);
+    run.decisions.delete(confirmation.toolCallId);
+    if (run.pending.size === 0 && run.activity === 'awaiting_confirmation') run.setActivity('running_tools');
+  }
+}
+
+/**
+ * Runs one queued message as a turn: recall, the ReAct loop in its own
+ * cancellation scope (an interrupt cancels it), then the turn's record,
+ * its result for waiting callers and `turn_completed`.
+ */
+export async function runTurn(run: SessionRun, memory: SessionMemory, message: QueuedMessage): Promise<void> {
+  const { options, events, counters } = run;
+  const turn: RunningTurn = { turnId: message.turnId, scope: new CancellationScope(), step: 0 };
+  run.running = turn;
+  if (run.status !== 'active') run.setStatus('active');
+  const messages: ChatMessage[] = [{ role: 'user', content: message.text }];
+  let outcome: TurnOutcome = 'completed';
+  let text = '';
+  let modelCalls = 0;
+  let modelAttempts = 0;
+  let toolCalls = 0;
+  let error: string | undefined;
+  try {
+    const result = await turn.scope.run(async () => {
+      const recalled = await memory.recall(turn.turnId, message.text);
+      return runReactTurn({
+        sessionId: run.sessionId,
+        turnId: turn.turnId,
+        options,
+        events,
+        prefix: run.context.prompt(options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, [], recalled.lines),
+        messages,
+        citations:
+          options.memory.enabled && options.memory.citationCheck
+            ? {
+                injectedIds: recalled.injectedIds,
+                onFlag: (unknownIds, action) => {
+                  if (action === 'regenerated') counters.citationsRegenerated += 1;
+                  else counters.citationsFlagged += 1;
+                  events.emit({ type: 'citation_flagged', turnId: turn.turnId, unknownIds, action });
+                },
+              }
+            : undefined,
+        toolHashes: run.toolHashes,
+        onStep: (step) => {
+          turn.step = step;
+        },
+        onModelCall: (attempt) => {
+          counters.modelCalls += 1;
+          counters.modelAttempts += attempt;
+          modelCalls += 1;
+          modelAttempts += attempt;
+        },
+        onModelFailure: () => {
+          counters.modelFailures += 1;
+          counters.modelAttempts += 1;
+          modelAttempts += 1;
+        },
+        progress: run.progressGate,
+        publishDeltas: (step, attempt, deltas) => {
+          run.deltaGate.close(turn.turnId, step, attempt);
+          for (const delta of deltas) events.emit({ type: 'text_delta', turnId: turn.turnId, step, attempt, delta });
+        },
+        onToolCall: (record) => {
+          counters.toolCalls += 1;
+          toolCalls += 1;
+          if (record.status !== 'ok') counters.toolFailures += 1;
+          run.toolRecords = [...run.toolRecords, { ...record, turnId: turn.turnId }].slice(-TOOL_RECORD_MEMORY);
+        },
+        awaitDecision: (confirmation) => awaitDecision(run, confirmation),
+        setActivity: (next) => run.setActivity(next),
+      });
+    });
+    text = result.text;
+    if (result.hitStepLimit) {
+      outcome = 'step_limit';
+      messages.push({ role: 'assistant', content: text.split('\n\n').pop() ?? text });
+      run.setActivity('idle', `step limit of ${options.limits.maxSteps} reached`);
+    }
+  } catch (err) {
+    if (isCancellation(err)) {
+      outcome = 'interrupted';
+      const partial = events.streamedText(turn.turnId, turn.step);
+      // Tool calls without results would be rejected by the model API next turn: keep the text only.
+      const kept = messages.filter((m) => m.role === 'user' || (m.role === 'assistant' && !m.tool_calls));
+      messages.splice(0, messages.length, ...kept);
+      text = partial;
+      messages.push({ role: 'assistant', content: `${partial}${partial ? ' ' : ''}[interrupted: ${turn.interruptReason ?? 'interrupted'}]` });
+    } else if (err instanceof ModelCallFailed) {
+      outcome = 'failed';
+      error = `${err.errorType}: ${err.message}`;
+      events.emit({ type: 'error', turnId: turn.turnId, errorType: err.errorType, message: err.message });
+    } else {
+      throw err;
+    }
+  }
+  counters.turns += 1;
+  const finished: Turn = { turnId: turn.turnId, messages, outcome, startedAt: message.receivedAt, endedAt: nowIso() };
+  run.context.addTurn(finished);
+  memory.afterTurn(finished, shouldExtractNow(message.text));
+  const result: TurnResult = { turnId: turn.turnId, outcome, text, modelCalls, modelAttempts, toolCalls, error };
+  run.recentResults.push(result);
+  if (run.recentResults.length > RESULT_MEMORY) run.recentResults.shift();
+  run.running = null;
+  run.activity = 'idle';
+  run.emitStatus(outcome === 'interrupted' ? turn.interruptReason : outcome);
+  events.emit({ type: 'turn_completed', turnId: turn.turnId, outcome, text, version: run.version });
+  run.noteVersion({ lastTurn: turn.turnId });
+}
+
+/** Folds evicted turns into the summary; on failure they stay raw in the prompt and the fold is tried next turn. */
+export async function foldEvicted(run: SessionRun): Promise<void> {
+  const { context, counters } = run;
+  const turns = context.pendingFold();
+  if (turns.length === 0) return;
+  try {
+    const summary = await summarizeTurns.executeWithOptions(
+      {
+        startToCloseTimeout: '2 minutes',
+        retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
+        summary: `fold ${turns.length} turns into the summary`,
+      },
+      [{ sessionId: run.sessionId, previous: context.summary, evicted: turns }],
+    );
+    context.folded(turns, summary);
+    counters.summariesFolded += 1;
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    counters.summaryFailures += 1;
+    run.events.emit({
+      type: 'error',
+      errorType: 'SummaryFailed',
+      message: `Could not fold ${turns.length} turns into the summary (${err.cause?.message ?? err.message}); they stay in the prompt verbatim and the fold is retried after the next turn.`,
+    });
+  }
+}
