@@ -55,7 +55,7 @@ export interface ExecuteToolInput {
   toolName: string;
   arguments: Record<string, unknown>;
   namespace: UserNamespace;
-  /** `<sessionId>:<turnId>:<toolCallId>`, stable across retries, crashes and continue-as-new. */
+  /** `<sessionId>:<turnId>:<step>:<toolCallId>`, stable across retries, crashes and continue-as-new (runs begun before the step was added keep `<sessionId>:<turnId>:<toolCallId>`). */
   idempotencyKey: string;
 }
 

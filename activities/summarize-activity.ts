@@ -67,7 +67,7 @@ export function createSummarizeActivity(deps: { openai: OpenAI; model: string })
         );
         content = res.choices[0]?.message.content;
       } catch (err) {
-        throw classifyModelError(err, deps.model);
+        throw classifyModelError(err, deps.model, deps.openai.baseURL);
       }
       let json: unknown;
       try {

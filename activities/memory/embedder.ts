@@ -101,11 +101,11 @@ export class OpenAIEmbedder implements Embedder {
           { signal: options.signal, maxRetries: 0 },
         );
       } catch (err) {
-        throw classifyModelError(err, this.model);
+        throw classifyModelError(err, this.model, this.openai.baseURL);
       }
       const vectors = [...response.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
       if (vectors.length !== input.length) {
-        throw classifyModelError(new Error(`the embeddings endpoint returned ${vectors.length} vectors for ${input.length} inputs`), this.model);
+        throw classifyModelError(new Error(`the embeddings endpoint returned ${vectors.length} vectors for ${input.length} inputs`), this.model, this.openai.baseURL);
       }
       out.push(...vectors);
     }

@@ -56,7 +56,7 @@ export async function runExtraction(deps: ExtractionDeps, input: ExtractMemories
     );
     content = completion.choices[0]?.message.content ?? null;
   } catch (err) {
-    throw err instanceof ApplicationFailure ? err : classifyModelError(err, deps.modelName);
+    throw err instanceof ApplicationFailure ? err : classifyModelError(err, deps.modelName, deps.openai.baseURL);
   }
   run.heartbeat?.();
 

@@ -6,7 +6,7 @@ import type { UserNamespace } from '../../workflows/session-types';
 export interface ToolRunContext {
   /** Aborted when the turn is interrupted or the activity is cancelled. */
   signal: AbortSignal;
-  /** `<sessionId>:<turnId>:<toolCallId>`: use it to make side effects happen once. */
+  /** `<sessionId>:<turnId>:<step>:<toolCallId>`: use it to make side effects happen once (models may reuse call ids across steps). */
   idempotencyKey: string;
   sessionId: string;
   /** The turn and the model's tool call this run belongs to (absent outside a session, e.g. in unit tests). */
