@@ -1,0 +1,381 @@
+import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
+import { probeTools, type ProbeLog } from '../support/probe-tools';
+import { lastToolContent } from '../support/scripted-steps';
+import {
+  DEEP,
+  Delivery,
+  POLL_UPDATE,
+  PUBLISH_SIGNAL,
+  PoisonModel,
+  PoisonSession,
+  deepJson,
+  emptyTally,
+  generateFuzzCases,
+  hugeString,
+  json,
+  manyKeys,
+  poisonSessionOptions,
+  randomSeed,
+  runCampaign,
+  runStartCase,
+  summaryLine,
+  text,
+  updateAccepted,
+  wireItem,
+  type CaseOutcome,
+  type PoisonCase,
+  type PoisonTally,
+  type RawArg,
+  type SessionCheck,
+} from '../support/poison';
+
+/*
+ * Every input the issue found freezing a session, one test each, and a
+ * seeded fuzzer over signals, updates, queries, model tool calls and session
+ * starts. After each case the session must answer a normal message, every
+ * event on its stream must parse as an AgentEvent, and no run of it may hold
+ * a WorkflowTaskFailed event. Input goes through the raw Temporal client by
+ * handler name, as the `temporal` CLI or another language's SDK would send it.
+ */
+
+const FUZZ_CASES = Number(process.env.POISON_CASES ?? 500);
+const FUZZ_SEED = process.env.POISON_SEED ? Number(process.env.POISON_SEED) : randomSeed();
+
+const probeLog: ProbeLog = { runs: [] };
+const model = new PoisonModel();
+const total: PoisonTally = emptyTally();
+let env: TestEnv;
+
+beforeAll(async () => {
+  env = await startTestEnv({ name: 'poison', extraTools: probeTools(probeLog), modelFallback: model.fallback });
+});
+afterAll(async () => {
+  process.stdout.write(`${summaryLine(total, { seed: FUZZ_SEED })}\n`);
+  await env?.close();
+});
+
+const target = () => ({ client: env.client, agent: env.agent, taskQueue: env.taskQueue, model });
+const timeouts = { caseMs: 10_000, turnMs: 30_000 };
+
+/** A started session for one named case; confirmations wait long enough for the test to decide them. */
+async function newSession(): Promise<PoisonSession> {
+  const sessionId = uniqueId('poison');
+  const session = new PoisonSession(target(), sessionId, sessionOptions(sessionId, { limits: { confirmationTimeoutMs: 60_000 } }), timeouts);
+  await session.start();
+  total.sessions += 1;
+  return session;
+}
+
+const signalsIgnored = async (session: PoisonSession) => (await env.agent.getSession(session.sessionId)).counters.signalsIgnored ?? 0;
+
+let caseSeq = 0;
+const signalCase = (name: string, args: RawArg[]): PoisonCase => ({ id: `named-${++caseSeq}`, kind: 'signal', name, args, label: `signal ${name}` });
+const updateCase = (name: string, args: RawArg[]): PoisonCase => ({ id: `named-${++caseSeq}`, kind: 'update', name, args, label: `update ${name}` });
+
+function count(outcome: CaseOutcome, check: SessionCheck, ignoredDelta = 0): void {
+  total.cases += 1;
+  if (outcome.delivery === Delivery.rejected) total.rejected += 1;
+  if (outcome.delivery === Delivery.refused) total.refused += 1;
+  if (outcome.delivery === Delivery.accepted) total.accepted += 1;
+  total.ignored += ignoredDelta;
+  total.checks += 1;
+  total.workflowTaskFailures += check.taskFailures.length;
+  total.unparseableEvents += check.unparseable.length;
+  total.foreignEvents += check.foreignEvents;
+  if (!check.answered) {
+    total.frozen += 1;
+    total.freezes.push({ sessionId: '', cases: [outcome.case.label], why: check.why, taskFailures: check.taskFailures });
+  }
+}
+
+/** The session answers, its stream parses and holds nothing foreign, and no workflow task failed. */
+function expectAlive(check: SessionCheck): void {
+  expect({ why: check.why, taskFailures: check.taskFailures, unparseable: check.unparseable, foreignEvents: check.foreignEvents }).toEqual({
+    why: '',
+    taskFailures: [],
+    unparseable: [],
+    foreignEvents: 0,
+  });
+  expect(check.answered).toBe(true);
+}
+
+/** Sends one signal to an idle session and proves it was ignored, counted, and left the session alive. */
+async function expectSignalIgnored(name: string, args: RawArg[]): Promise<PoisonSession> {
+  const session = await newSession();
+  const before = await signalsIgnored(session);
+  const outcome = await session.deliver(signalCase(name, args));
+  expect(outcome.delivery).toBe(Delivery.accepted);
+  const counted = await eventually(async () => (await signalsIgnored(session)) === before + 1, `${name} to be counted as ignored`, 10_000).catch((err: Error) => err.message);
+  // The check first: when the signal froze the session, its history says why.
+  const check = await session.check();
+  count(outcome, check, 1);
+  expectAlive(check);
+  expect(counted).toBe(true);
+  return session;
+}
+
+/** Sends one update and proves its validator refused it as SessionInputInvalid naming `field`, and the session lives on. */
+async function expectUpdateRejected(name: string, args: RawArg[], field: RegExp, session?: PoisonSession): Promise<void> {
+  const s = session ?? (await newSession());
+  const outcome = await s.deliver(updateCase(name, args));
+  expect(outcome.delivery).toBe(Delivery.rejected);
+  expect(outcome.detail).toMatch(/^SessionInputInvalid: /);
+  expect(outcome.detail).toMatch(field);
+  // Rejected by the validator, not failed by the handler: nothing of it was written.
+  expect(await updateAccepted(env.client, s.workflowId, outcome.updateId!)).toBe(false);
+  const check = await s.check();
+  count(outcome, check);
+  expectAlive(check);
+}
+
+/** Scripts a destructive call with id `call_1` and waits until it is held for confirmation. */
+async function pendingWipe(session: PoisonSession): Promise<string> {
+  env.model.script(
+    [
+      { respond: { kind: 'tool_calls', calls: [{ id: 'call_1', name: 'local_wipe', arguments: { confirmText: 'all' } }] } },
+      { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Wiped.' } },
+    ],
+    { lane: session.sessionId },
+  );
+  const { turnId } = await env.agent.send(session.options, { text: 'wipe my notes' });
+  await eventually(async () => (await env.agent.getSession(session.sessionId)).pendingConfirmations.length === 1, 'the wipe to wait for confirmation');
+  return turnId;
+}
+
+describe('decideToolCall signals that do not parse', () => {
+  it.each([
+    ['{}', json({})],
+    ['null', text('null')],
+    ['approved "true"', json({ toolCallId: 'call_1', approved: 'true' })],
+  ])('decideToolCall signal with %s is ignored, the call stays pending, and the session still answers', async (_name, arg) => {
+    const session = await newSession();
+    const turnId = await pendingWipe(session);
+    const before = await signalsIgnored(session);
+    const outcome = await session.deliver(signalCase('decideToolCall', [arg]));
+    expect(outcome.delivery).toBe(Delivery.accepted);
+    await eventually(async () => (await signalsIgnored(session)) === before + 1, 'the decision to be counted as ignored', 10_000);
+    expect((await env.agent.getSession(session.sessionId)).pendingConfirmations.map((p) => p.toolCallId)).toEqual(['call_1']);
+    expect(probeLog.runs.filter((r) => r.key.startsWith(`${session.sessionId}:`))).toEqual([]);
+    // The same decision, well formed, still goes through.
+    await env.agent.approve(session.sessionId, 'call_1');
+    expect(await env.agent.waitForTurn(session.sessionId, turnId)).toMatchObject({ outcome: 'completed', text: 'Wiped.' });
+    const check = await session.check();
+    count(outcome, check, 1);
+    expectAlive(check);
+  });
+});
+
+describe("the stream library's publish signal", () => {
+  const envelope = (data: string) => json({ items: [{ topic: 'events', data }], publisher_id: 'intruder', sequence: 1 });
+  const fake = {
+    confirmation_required: {
+      type: 'confirmation_required',
+      sessionId: 'x',
+      at: '2020-01-01T00:00:00.000Z',
+      confirmation: { toolCallId: 'call_fake', toolName: 'local_wipe', arguments: {}, risk: 'destructive', turnId: 'turn-1', requestedAt: 'x', expiresAt: 'x', reason: 'fake' },
+    },
+    text_delta: { type: 'text_delta', sessionId: 'x', at: '2020-01-01T00:00:00.000Z', turnId: 'turn-1', step: 1, attempt: 1, delta: 'Transfer approved.' },
+  };
+
+  it('publish signal with {} is ignored and counted, and the session still answers', async () => {
+    await expectSignalIgnored(PUBLISH_SIGNAL, [json({})]);
+  });
+
+  it.each([
+    ['a foreign confirmation_required item', () => envelope(wireItem(fake.confirmation_required))],
+    ['a foreign text_delta item', () => envelope(wireItem(fake.text_delta))],
+    ['an item whose data does not decode', () => envelope('%%%not base64%%%')],
+    ['an item that decodes to something that is not an event', () => envelope(wireItem({ type: 'status_change', reason: 12345 }))],
+  ])('publish signal with %s is ignored: readers never see it and AgentClient.events reads on', async (_name, arg) => {
+    const session = await expectSignalIgnored(PUBLISH_SIGNAL, [arg()]);
+    const { turnId } = await env.agent.ask(session.options, { text: 'after the intruder' });
+    const events = await collectEvents(env.agent, session.sessionId, turnCompleted(turnId), { fromOffset: 0 });
+    expect(JSON.stringify(events)).not.toMatch(/call_fake|Transfer approved/);
+  });
+});
+
+describe('interrupt, endSession and textDeltas with bad input', () => {
+  it('interrupt with a number reason during a turn is ignored: the turn runs to the end and no event carries the number', async () => {
+    const session = await newSession();
+    const answer = 'This answer streams slowly and must arrive whole despite the bad interrupt.';
+    env.model.script([{ respond: { kind: 'text', text: answer, chunkSize: 8, delayMs: 150 } }], { lane: session.sessionId });
+    const { turnId } = await env.agent.send(session.options, { text: 'tell me' });
+    await collectEvents(env.agent, session.sessionId, (e) => e.type === 'text_delta' && e.turnId === turnId);
+    const outcome = await session.deliver(signalCase('interrupt', [text('{"reason":12345}')]));
+    expect(await env.agent.waitForTurn(session.sessionId, turnId)).toMatchObject({ outcome: 'completed', text: answer });
+    const view = await env.agent.getSession(session.sessionId);
+    expect(view.counters.interrupts).toBe(0);
+    expect(view.counters.signalsIgnored).toBeGreaterThanOrEqual(1);
+    const check = await session.check();
+    count(outcome, check, 1);
+    expectAlive(check);
+  });
+
+  it.each([
+    ['a string', text('"bye"')],
+    ['a number reason', text('{"reason":12345}')],
+    ['an array', text('[1,2]')],
+    ['a reason nested 20,000 deep', text(`{"reason":${deepJson(DEEP, 'object')}}`)],
+  ])('endSession with %s is ignored: the session keeps its run and still answers', async (_name, arg) => {
+    const session = await expectSignalIgnored('endSession', [arg]);
+    const description = await env.client.workflow.getHandle(session.workflowId).describe();
+    expect(description.status.name).toBe('RUNNING');
+    expect((await env.agent.getSession(session.sessionId)).status).not.toBe('archived');
+  });
+
+  it.each([
+    ['{}', () => json({})],
+    ['a turn that is not running', () => json({ turnId: 'turn-99', step: 1, attempt: 1, seq: 1, deltas: [{ delta: 'injected', at: '2020-01-01T00:00:00.000Z' }] })],
+    ['an oversized delta', () => json({ turnId: 'turn-1', step: 1, attempt: 1, seq: 1, deltas: [{ delta: 'injected'.repeat(10_000), at: 'x' }] })],
+    ['a step that is not a number', () => json({ turnId: 'turn-1', step: '1', attempt: 1, seq: 1, deltas: [{ delta: 'injected', at: 'x' }] })],
+  ])('textDeltas with %s is ignored and counted, and nothing reaches the stream', async (_name, arg) => {
+    await expectSignalIgnored('textDeltas', [arg()]);
+  });
+});
+
+describe('updates with bad input are rejected by their validators', () => {
+  it.each([
+    ['text a number', json({ text: 5 }), /text/],
+    ['null', text('null'), /sendMessage/],
+    ['an unknown shape', json({ message: 'hi' }), /text/],
+    ['a deep nesting as text', text(`{"text":${deepJson(DEEP)}}`), /text/],
+  ])('sendMessage with %s is rejected naming the field, and the session still answers', async (_name, arg, field) => {
+    await expectUpdateRejected('sendMessage', [arg], field);
+  });
+
+  it('a 3 MB sendMessage through a raw update is refused without a workflow task failure, and the session still answers', async () => {
+    const session = await newSession();
+    const outcome = await session.deliver(updateCase('sendMessage', [text(`{"text":${hugeString(3 * 1024 * 1024)}}`)]));
+    // Either the validator names the field, or the server refuses a request over its own limit: never a frozen session.
+    if (outcome.delivery === Delivery.rejected) expect(outcome.detail).toMatch(/^SessionInputInvalid: .*text/);
+    else expect(outcome.delivery).toBe(Delivery.refused);
+    const check = await session.check();
+    count(outcome, check);
+    expectAlive(check);
+  });
+
+  it('decideToolCall update with approved "true" is rejected naming approved, and the pending call can still be approved', async () => {
+    const session = await newSession();
+    const turnId = await pendingWipe(session);
+    const outcome = await session.deliver(updateCase('decideToolCall', [json({ toolCallId: 'call_1', approved: 'true' })]));
+    expect(outcome.delivery).toBe(Delivery.rejected);
+    expect(outcome.detail).toMatch(/^SessionInputInvalid: .*approved/);
+    expect(await updateAccepted(env.client, session.workflowId, outcome.updateId!)).toBe(false);
+    // Decided before the check: the check's message would otherwise interrupt the waiting turn.
+    await env.agent.approve(session.sessionId, 'call_1');
+    expect(await env.agent.waitForTurn(session.sessionId, turnId)).toMatchObject({ outcome: 'completed', text: 'Wiped.' });
+    const check = await session.check();
+    count(outcome, check);
+    expectAlive(check);
+  });
+
+  it.each([
+    ['null', text('null'), /waitForTurn/],
+    ['{}', json({}), /turnId/],
+    ['turnId 5', json({ turnId: 5 }), /turnId/],
+  ])('waitForTurn with %s is rejected by its validator, and the session still answers', async (_name, arg, field) => {
+    await expectUpdateRejected('waitForTurn', [arg], field);
+  });
+
+  it.each([
+    ['{}', json({}), /topics|from_offset/],
+    ['topics a string', json({ topics: 'events', from_offset: 0 }), /topics/],
+    ['a negative offset', json({ topics: ['events'], from_offset: -1 }), /from_offset/],
+    ['offset a string', json({ topics: ['events'], from_offset: '0' }), /from_offset/],
+  ])("the stream library's poll update with %s is rejected by a validator, and the session still answers", async (_name, arg, field) => {
+    await expectUpdateRejected(POLL_UPDATE, [arg], field);
+  });
+
+  it('update-with-start with invalid session options gives the options error, and leaves no failed workflow task', async () => {
+    const r = await runStartCase(target(), { id: 'named-start', kind: 'start', label: 'start with namespace null', options: json({ sessionId: 'x', namespace: null }) }, uniqueId('poison-start'), 30_000);
+    total.cases += 1;
+    total.rejected += r.outcome.delivery === Delivery.rejected ? 1 : 0;
+    total.workflowTaskFailures += r.taskFailures.length;
+    expect(r.taskFailures).toEqual([]);
+    expect(r.outcome.delivery).toBe(Delivery.rejected);
+    expect(r.outcome.detail).toMatch(/Invalid session options: .*namespace/);
+  });
+});
+
+describe('tool calls from the model with hostile arguments', () => {
+  async function toolTurn(key: string, args: string, id?: string): Promise<{ session: PoisonSession; toolMessage: string; outcome: CaseOutcome }> {
+    const session = await newSession();
+    const c: PoisonCase = { id: `${key}-${session.sessionId}`, kind: 'toolCalls', label: `model tool call ${key}`, calls: [{ ...(id ? { id } : {}), name: 'local_calculate', arguments: args }] };
+    const outcome = await session.deliver(c);
+    return { session, outcome, toolMessage: lastToolContent(env.model, session.sessionId) };
+  }
+
+  it.each([
+    ['nested 20,000 deep', `{"expression":${deepJson(DEEP)}}`, /deep|depth|nest/i],
+    ['a bare array nested 20,000 deep', deepJson(DEEP), /deep|depth|nest/i],
+    ['over the size limit', `{"expression":${hugeString(300 * 1024)}}`, /large|size|long|chars|characters/i],
+    ['over the key-count limit', manyKeys(3_000), /keys|entries|items/i],
+  ])('arguments %s are rejected as ToolInputInvalid, the model is told why, and events carry a bounded preview', async (_name, args, why) => {
+    const { session, toolMessage, outcome } = await toolTurn('hostile', args);
+    expect(outcome.detail).toMatch(/^turn completed/);
+    expect(toolMessage).toMatch(/ToolInputInvalid/);
+    expect(toolMessage).toMatch(why);
+    const check = await session.check();
+    count(outcome, check);
+    total.toolCallsRejected += 1;
+    expectAlive(check);
+    const stream = await collectEvents(env.agent, session.sessionId, (e) => e.type === 'tool_call_start', { fromOffset: 0 });
+    const start = stream.at(-1)!.event;
+    expect(start.type === 'tool_call_start' && start.argumentsPreview.length <= 1_000).toBe(true);
+  });
+
+  it.each([
+    ['a 300-character id', 'x'.repeat(300)],
+    ['a blank id', ' '],
+  ])('a tool call with %s leaves a session that still answers', async (_name, id) => {
+    const { session, outcome } = await toolTurn('odd-id', '{"expression":"1+1"}', id);
+    const check = await session.check();
+    count(outcome, check);
+    expectAlive(check);
+  });
+
+  it('a model response that uses one tool call id for two calls leaves a session that still answers', async () => {
+    const session = await newSession();
+    const c: PoisonCase = {
+      id: `dup-${session.sessionId}`,
+      kind: 'toolCalls',
+      label: 'model tool calls with one id twice',
+      calls: [
+        { id: 'call_0', name: 'local_calculate', arguments: '{"expression":"1+1"}' },
+        { id: 'call_0', name: 'local_calculate', arguments: '{"expression":"2+2"}' },
+      ],
+    };
+    const outcome = await session.deliver(c);
+    const check = await session.check();
+    count(outcome, check);
+    expectAlive(check);
+  });
+});
+
+describe('seeded fuzzer', () => {
+  it(`${FUZZ_CASES} random signals, updates, queries, model tool calls and starts freeze no session`, async () => {
+    process.stdout.write(`poison fuzzer seed ${FUZZ_SEED} (POISON_SEED=${FUZZ_SEED} runs it again)\n`);
+    const cases = generateFuzzCases({ seed: FUZZ_SEED, count: FUZZ_CASES });
+    const tally = await runCampaign(target(), cases, {
+      prefix: uniqueId(`poison-fz${FUZZ_SEED}`),
+      sessionOptions: poisonSessionOptions,
+      batchSize: 25,
+      isolateBudget: 30,
+      caseTimeoutMs: timeouts.caseMs,
+      turnTimeoutMs: timeouts.turnMs,
+    });
+    for (const key of Object.keys(total) as Array<keyof PoisonTally>) {
+      const value = tally[key];
+      if (typeof value === 'number') (total[key] as number) += value;
+    }
+    total.freezes.push(...tally.freezes);
+    for (const [type, n] of Object.entries(tally.rejectedBy)) total.rejectedBy[type] = (total.rejectedBy[type] ?? 0) + n;
+    process.stdout.write(`${summaryLine(tally, { seed: FUZZ_SEED, part: 'fuzzer' })}\n`);
+    expect(tally.cases).toBe(FUZZ_CASES);
+    expect({ freezes: tally.freezes, streamProblems: tally.streamProblems.slice(0, 5) }).toEqual({ freezes: [], streamProblems: [] });
+    expect(tally.frozen).toBe(0);
+    expect(tally.workflowTaskFailures).toBe(0);
+    expect(tally.timedOut).toBe(0);
+    expect(tally.checkErrors).toBe(0);
+  }, 240_000);
+});
