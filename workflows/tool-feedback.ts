@@ -1,12 +1,20 @@
 import { FailureType } from './failure-types';
 
+/** "<what happened> Next step: <what to do>", as activities/mcp/mcp-errors.ts and tools/tool-errors.ts write it. */
+const STATED_NEXT_STEP = ' Next step: ';
+
 /**
  * Text the model reads when a tool call did not produce a result. Every
  * message says what happened and what to do next, so the model converges
  * instead of retrying the same call with new arguments.
  */
 export function toolErrorContent(type: string, detail: string): string {
-  return JSON.stringify({ error: { type, message: detail, next_step: nextStepFor(type) } });
+  // A failure that states its own next step (MCP and native tool errors do) knows more than its type:
+  // that step is the one the model reads, so the two never disagree.
+  // The last marker: ours ends the message, while a server's error text quoted before it may hold one too.
+  const at = detail.lastIndexOf(STATED_NEXT_STEP);
+  const stated = at >= 0 ? detail.slice(at + STATED_NEXT_STEP.length).trim() : '';
+  return JSON.stringify({ error: { type, message: detail, next_step: stated || nextStepFor(type) } });
 }
 
 export function nextStepFor(type: string): string {

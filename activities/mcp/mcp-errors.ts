@@ -31,7 +31,12 @@ export function toolReportedError(site: McpCallSite, text: string): ApplicationF
   );
 }
 
-/** Maps an error from the MCP client (or our connection) to a typed failure with a next step. */
+/**
+ * Maps an error from the MCP client (or our connection) to a typed failure
+ * with one next step. The step is written into the message ("Next step: ..."),
+ * and the session hands exactly that step to the model as `next_step`
+ * (workflows/tool-feedback.ts), so the text and the field never disagree.
+ */
 export function mcpCallFailure(err: unknown, site: McpCallSite): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   if (err instanceof McpUnavailableError) {
@@ -52,7 +57,7 @@ export function mcpCallFailure(err: unknown, site: McpCallSite): ApplicationFail
           FailureType.ToolTimeout,
           false,
           `MCP server "${site.server}" did not answer within ${seconds(site.timeoutMs)}, so the request was cancelled.`,
-          'do not call it again right away; tell the user the service is slow and offer to retry later or with a smaller request.',
+          'the service is slow or unavailable right now; do not call it again right away; tell the user it timed out and offer to retry later or with a smaller request.',
         );
       case ErrorCode.InvalidParams:
         return failure(site, FailureType.ToolInputInvalid, false, `the server rejected the arguments: ${detail}.`, 'fix the arguments to match the tool schema and call it again.');
