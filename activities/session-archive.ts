@@ -26,6 +26,14 @@ export const KeyFactDoc = z.object({
   source: z.enum(['user', 'tool']),
 });
 
+/** A tool as the session pinned it (see workflows/tool-pins.ts); the schema is JSON text, as MongoDB refuses keys like `$ref`. */
+export const ArchivedToolPin = z.object({
+  name: z.string(),
+  hash: z.string(),
+  description: z.string().optional(),
+  parametersJson: z.string().optional(),
+});
+
 /** What an archived session keeps: enough to continue seamlessly, never the whole raw history. */
 export const ArchivedSession = z.object({
   sessionId: z.string(),
@@ -43,6 +51,8 @@ export const ArchivedSession = z.object({
   keyFacts: z.array(KeyFactDoc),
   toolCalls: z.array(ToolCallRecord),
   counters: SessionCounters,
+  /** Tools as the session pinned them; absent in archives written before pins were kept (restored as no pins). */
+  toolPins: z.array(ArchivedToolPin).optional(),
 });
 export type ArchivedSession = z.infer<typeof ArchivedSession>;
 
@@ -106,7 +116,7 @@ export class SessionArchiveRepository {
   async expire(now: Date): Promise<{ expired: number }> {
     const res = await this.collection.updateMany(
       { status: 'archived', expiresAt: { $lt: now.toISOString() } },
-      { $set: { status: 'expired', window: [], keyFacts: [], toolCalls: [], summary: SessionSummary.parse({}), expiredAt: now.toISOString() } },
+      { $set: { status: 'expired', window: [], keyFacts: [], toolCalls: [], toolPins: [], summary: SessionSummary.parse({}), expiredAt: now.toISOString() } },
     );
     return { expired: res.modifiedCount };
   }

@@ -3,6 +3,8 @@ import { Context } from '@temporalio/activity';
 import { FailureType } from '../workflows/failure-types';
 import type { ToolCatalog } from '../workflows/tool-spec';
 import type { ExecuteToolInput, ExecuteToolResult, GetToolCatalogInput } from './activity-types';
+import { briefSchema } from '../workflows/tool-call-plan';
+import { checkArgumentPatterns } from './tools/argument-patterns';
 import { toolFailure } from './tools/tool-errors';
 import type { RunnableTool } from './tools/tool-registry';
 import { truncateForModel, type ToolResultStore } from './tools/tool-result-store';
@@ -38,6 +40,12 @@ export function createToolActivities(deps: ToolActivityDeps) {
       const tool = deps.tools.current().byName.get(input.toolName);
       if (!tool) {
         throw ApplicationFailure.nonRetryable(`No tool named ${input.toolName} is available on this worker now.`, FailureType.ToolNotFound);
+      }
+      // The workflow checked every keyword but `pattern`, which must not run there; RE2 checks it here, before the tool runs.
+      const patternIssues = checkArgumentPatterns(input.arguments, tool.spec.parameters);
+      if (patternIssues.length > 0) {
+        const list = patternIssues.map((i) => `${i.path} ${i.message}`).join('; ');
+        throw ApplicationFailure.nonRetryable(`Invalid arguments: ${list}. Expected ${briefSchema(tool.spec)}.`, FailureType.ToolInputInvalid);
       }
       const parsed = tool.parse(input.arguments);
       if (!parsed.ok) throw ApplicationFailure.nonRetryable(`Invalid arguments: ${parsed.message}`, FailureType.ToolInputInvalid);

@@ -1,9 +1,21 @@
+import { dereference, validate, type OutputUnit, type Schema, type SchemaDraft } from '@cfworker/json-schema';
+
 /**
- * A small JSON-schema checker for tool arguments, written to run inside the
- * workflow sandbox (no code generation, no I/O), so invalid calls are caught
- * before a confirmation is asked for or an activity is scheduled. It covers
- * the keywords tool schemas use; unknown keywords are ignored, and the
- * executor validates again with its own schema.
+ * Checks tool arguments against the tool's JSON Schema inside the workflow
+ * sandbox, so invalid calls are caught before a confirmation is asked for or
+ * an activity is scheduled. The dialect is the full one servers use (drafts
+ * 4, 7, 2019-09 and 2020-12: `$ref`, `$defs`, `oneOf` exclusivity, `if`/`then`,
+ * `dependentRequired`, ...), through @cfworker/json-schema, an interpreter
+ * that needs no code generation and no Node built-ins.
+ *
+ * A server's schema is untrusted input, and a regular expression in it can
+ * take exponential time in a backtracking engine: one such `pattern` would
+ * stall the workflow task, on every retry and every replay. So regular
+ * expressions never run here. `pattern` is left out of the check, and so is
+ * `patternProperties` (with the `additionalProperties` beside it, which
+ * depends on which names match): the tool activity checks patterns with
+ * RE2, in linear time, before it runs the tool
+ * (`activities/tools/argument-patterns.ts`).
  */
 export interface SchemaIssue {
   /** Dotted path to the offending value, `(root)` for the arguments object itself. */
@@ -11,9 +23,75 @@ export interface SchemaIssue {
   message: string;
 }
 
-type Schema = Record<string, unknown>;
+export interface CheckOptions {
+  /**
+   * Messages for formats the caller registered with the validator (the
+   * activity's RE2 patterns): format name -> what the value must do.
+   */
+  formatMessages?: Readonly<Record<string, string>>;
+}
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** At most this many issues are reported; the model fixes the first ones first. */
+const MAX_ISSUES = 12;
+
+type Node = Record<string, unknown>;
+const isObject = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Keywords whose value is one subschema, an array of them, or a map of them. */
+const ONE = ['additionalProperties', 'unevaluatedProperties', 'propertyNames', 'additionalItems', 'unevaluatedItems', 'contains', 'not', 'if', 'then', 'else', 'items'];
+const MANY = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
+const MAP = ['properties', '$defs', 'definitions', 'dependentSchemas', 'dependencies', 'patternProperties'];
+
+/** A copy of `schema` with `visit` applied to every subschema object, children first. */
+export function mapSubschemas(schema: unknown, visit: (node: Node) => Node): unknown {
+  if (!isObject(schema)) return schema;
+  const copy: Node = { ...schema };
+  for (const key of ONE) if (isObject(copy[key])) copy[key] = mapSubschemas(copy[key], visit);
+  for (const key of MANY) if (Array.isArray(copy[key])) copy[key] = (copy[key] as unknown[]).map((s) => mapSubschemas(s, visit));
+  for (const key of MAP) {
+    const map = copy[key];
+    if (!isObject(map)) continue;
+    copy[key] = Object.fromEntries(Object.entries(map).map(([k, s]) => [k, Array.isArray(s) ? s : mapSubschemas(s, visit)]));
+  }
+  return visit(copy);
+}
+
+/** True when the schema holds a regular expression a validator would run (`pattern`, `patternProperties`). */
+export function schemaHasPatterns(schema: unknown): boolean {
+  let found = false;
+  mapSubschemas(schema, (node) => {
+    if (typeof node.pattern === 'string' || isObject(node.patternProperties)) found = true;
+    return node;
+  });
+  return found;
+}
+
+/** The schema without the keywords that run a server's regular expressions (see the module comment). */
+export function withoutPatterns(schema: unknown): unknown {
+  let hadPatternProperties = false;
+  const stripped = mapSubschemas(schema, (node) => {
+    const { pattern: _pattern, ...rest } = node;
+    if (isObject(rest.patternProperties)) {
+      hadPatternProperties = true;
+      // Which names are "additional" depends on the patterns: loosen rather than reject a field the patterns allow.
+      delete rest.patternProperties;
+      delete rest.additionalProperties;
+    }
+    return rest;
+  });
+  if (!hadPatternProperties) return stripped;
+  // unevaluatedProperties may depend on patternProperties anywhere beneath it.
+  return mapSubschemas(stripped, ({ unevaluatedProperties: _u, ...rest }) => rest);
+}
+
+function draftOf(schema: unknown): SchemaDraft {
+  const declared = isObject(schema) && typeof schema.$schema === 'string' ? schema.$schema : '';
+  if (declared.includes('draft-04')) return '4';
+  if (declared.includes('draft-06') || declared.includes('draft-07')) return '7';
+  if (declared.includes('2019-09')) return '2019-09';
+  // MCP: a tool schema without `$schema` is JSON Schema 2020-12.
+  return '2020-12';
+}
 
 function typeOf(value: unknown): string {
   if (value === null) return 'null';
@@ -22,114 +100,262 @@ function typeOf(value: unknown): string {
   return typeof value;
 }
 
-function matchesType(value: unknown, type: string): boolean {
-  const actual = typeOf(value);
-  if (type === 'number') return actual === 'number' || actual === 'integer';
-  return actual === type;
+function decodeSegment(segment: string): string {
+  let decoded = segment;
+  try {
+    decoded = decodeURI(segment);
+  } catch {
+    // keep it as written
+  }
+  return decoded.replace(/%23/g, '#').replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$/;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+function segments(location: string): string[] {
+  return location.replace(/^#/, '').split('/').slice(1).map(decodeSegment);
+}
 
-function checkFormat(value: string, format: string): string | null {
+function pathOf(instanceLocation: string): string {
+  const parts = segments(instanceLocation);
+  return parts.length === 0 ? '(root)' : parts.join('.');
+}
+
+function join(path: string, key: string): string {
+  return path === '(root)' ? key : `${path}.${key}`;
+}
+
+/** The schema value at a keyword location, following `$ref` through the lookup. */
+function schemaAt(root: unknown, lookup: Record<string, Schema | boolean>, keywordLocation: string): unknown {
+  let node: unknown = root;
+  for (const segment of segments(keywordLocation)) {
+    if (Array.isArray(node)) {
+      node = node[Number(segment)];
+      continue;
+    }
+    if (!isObject(node)) return undefined;
+    if (segment === '$ref' && typeof node.$ref === 'string') {
+      const absolute = (node as { __absolute_ref__?: string }).__absolute_ref__;
+      node = lookup[absolute ?? node.$ref];
+      continue;
+    }
+    node = node[segment];
+  }
+  return node;
+}
+
+function valueAt(instance: unknown, instanceLocation: string): unknown {
+  let node: unknown = instance;
+  for (const segment of segments(instanceLocation)) {
+    if (Array.isArray(node)) node = node[Number(segment)];
+    else if (isObject(node)) node = node[segment];
+    else return undefined;
+  }
+  return node;
+}
+
+function formatProblem(format: string): string {
   switch (format) {
     case 'date-time':
-      return DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)) ? null : 'must be an ISO 8601 date-time such as 2025-03-18T14:00:00Z';
+      return 'must be an ISO 8601 date-time with an offset, such as 2025-03-18T14:00:00Z';
     case 'date':
-      return DATE.test(value) ? null : 'must be a date in the form YYYY-MM-DD';
+      return 'must be a date in the form YYYY-MM-DD';
+    case 'time':
+      return 'must be a time with an offset, such as 14:00:00Z';
     case 'email':
-      return EMAIL.test(value) ? null : 'must be an email address such as ana@example.com';
+      return 'must be an email address such as ana@example.com';
+    case 'uri':
+    case 'url':
+      return 'must be an absolute URI such as https://example.com/page';
+    case 'uuid':
+      return 'must be a UUID such as 123e4567-e89b-12d3-a456-426614174000';
     default:
-      return null;
+      return `must be a valid ${format}`;
   }
 }
 
-function join(path: string, key: string | number): string {
-  return path === '(root)' ? String(key) : `${path}.${key}`;
-}
-
-function check(value: unknown, schema: Schema, path: string, issues: SchemaIssue[]): void {
-  if ('const' in schema && JSON.stringify(schema.const) !== JSON.stringify(value)) {
-    issues.push({ path, message: `must be ${JSON.stringify(schema.const)}` });
-    return;
+/** A short description of one allowed shape, for `anyOf`/`oneOf` messages. */
+function shapeHint(variant: unknown, lookup: Record<string, Schema | boolean>, options: CheckOptions, depth = 0): string {
+  if (!isObject(variant)) return variant === false ? 'nothing' : 'anything';
+  if (typeof variant.$ref === 'string' && depth < 3) {
+    const absolute = (variant as { __absolute_ref__?: string }).__absolute_ref__;
+    return shapeHint(lookup[absolute ?? variant.$ref], lookup, options, depth + 1);
   }
-  if (Array.isArray(schema.enum) && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
-    issues.push({ path, message: `must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}` });
-    return;
+  if (typeof variant.format === 'string') {
+    const registered = options.formatMessages?.[variant.format];
+    return registered ? `a string that ${registered}` : `a ${variant.format} string`;
   }
-  const variants = (Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : null) as Schema[] | null;
-  if (variants) {
-    const fits = variants.some((variant) => {
-      const sub: SchemaIssue[] = [];
-      check(value, variant, path, sub);
-      return sub.length === 0;
+  if ('const' in variant) return JSON.stringify(variant.const);
+  if (Array.isArray(variant.enum)) return `one of ${variant.enum.map((e) => JSON.stringify(e)).join(', ')}`;
+  if (isObject(variant.properties)) {
+    const required = new Set(Array.isArray(variant.required) ? (variant.required as string[]) : []);
+    const fields = Object.entries(variant.properties).map(([key, p]) => {
+      const fixed = isObject(p) && 'const' in p ? `: ${JSON.stringify(p.const)}` : '';
+      return `${key}${required.has(key) ? '' : '?'}${fixed}`;
     });
-    if (!fits) issues.push({ path, message: 'does not match any of the allowed shapes' });
-    return;
+    return `{ ${fields.join(', ')} }`;
   }
-  if (schema.type !== undefined) {
-    const types = (Array.isArray(schema.type) ? schema.type : [schema.type]) as string[];
-    if (!types.some((t) => matchesType(value, t))) {
-      issues.push({ path, message: `must be ${types.join(' or ')}, got ${typeOf(value)}` });
-      return;
-    }
-  }
-  if (typeof value === 'string') {
-    if (typeof schema.minLength === 'number' && value.length < schema.minLength) {
-      issues.push({ path, message: `must have at least ${schema.minLength} characters` });
-    }
-    if (typeof schema.maxLength === 'number' && value.length > schema.maxLength) {
-      issues.push({ path, message: `must have at most ${schema.maxLength} characters` });
-    }
-    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern, 'u').test(value)) {
-      issues.push({ path, message: `must match the pattern ${schema.pattern}` });
-    }
-    if (typeof schema.format === 'string') {
-      const problem = checkFormat(value, schema.format);
-      if (problem) issues.push({ path, message: problem });
-    }
-  }
-  if (typeof value === 'number') {
-    if (typeof schema.minimum === 'number' && value < schema.minimum) issues.push({ path, message: `must be >= ${schema.minimum}` });
-    if (typeof schema.maximum === 'number' && value > schema.maximum) issues.push({ path, message: `must be <= ${schema.maximum}` });
-    if (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum) {
-      issues.push({ path, message: `must be > ${schema.exclusiveMinimum}` });
-    }
-    if (typeof schema.exclusiveMaximum === 'number' && value >= schema.exclusiveMaximum) {
-      issues.push({ path, message: `must be < ${schema.exclusiveMaximum}` });
-    }
-  }
-  if (Array.isArray(value)) {
-    if (typeof schema.minItems === 'number' && value.length < schema.minItems) issues.push({ path, message: `must have at least ${schema.minItems} items` });
-    if (typeof schema.maxItems === 'number' && value.length > schema.maxItems) issues.push({ path, message: `must have at most ${schema.maxItems} items` });
-    if (isObject(schema.items)) {
-      const itemSchema = schema.items;
-      value.forEach((item, i) => check(item, itemSchema, join(path, i), issues));
-    }
-  }
-  if (isObject(value)) {
-    const properties = isObject(schema.properties) ? schema.properties : {};
-    const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
-    for (const key of required) {
-      if (value[key] === undefined) issues.push({ path: join(path, key), message: 'is required' });
-    }
-    for (const [key, child] of Object.entries(value)) {
-      const propSchema = properties[key];
-      if (isObject(propSchema)) {
-        check(child, propSchema, join(path, key), issues);
-      } else if (schema.additionalProperties === false) {
-        issues.push({ path: join(path, key), message: `is not a known field (known: ${Object.keys(properties).join(', ') || 'none'})` });
-      } else if (isObject(schema.additionalProperties)) {
-        check(child, schema.additionalProperties, join(path, key), issues);
-      }
-    }
-  }
+  if (variant.type !== undefined) return Array.isArray(variant.type) ? variant.type.join(' or ') : String(variant.type);
+  return 'a value of another shape';
 }
 
-/** Checks `value` against `schema`; an empty list means it fits. */
-export function checkJsonSchema(value: unknown, schema: Record<string, unknown>): SchemaIssue[] {
+function shapesHint(variants: unknown, lookup: Record<string, Schema | boolean>, options: CheckOptions): string {
+  if (!Array.isArray(variants) || variants.length === 0) return '';
+  const hints = variants.slice(0, 5).map((v) => shapeHint(v, lookup, options));
+  const text = `expected one of: ${hints.join(' | ')}${variants.length > 5 ? ' | …' : ''}`;
+  return ` (${text.length > 400 ? `${text.slice(0, 399)}…` : text})`;
+}
+
+/** Quoted name in a cfworker message (`Property "x" …`, `required property "x".`). */
+function quoted(error: string, pattern: RegExp): string | undefined {
+  return pattern.exec(error)?.[1];
+}
+
+/** Keywords whose failure is only "a subschema had errors": the nested errors say what. */
+const WRAPPERS = new Set(['$ref', '$recursiveRef', '$dynamicRef', 'properties', 'items', 'prefixItems', 'additionalItems', 'unevaluatedItems', 'allOf', 'dependentSchemas', 'if', 'patternProperties']);
+
+function toIssues(errors: OutputUnit[], instance: unknown, root: unknown, lookup: Record<string, Schema | boolean>, options: CheckOptions): SchemaIssue[] {
   const issues: SchemaIssue[] = [];
-  check(value, schema, '(root)', issues);
+  const seen = new Set<string>();
+  const suppressed: string[] = [];
+  const push = (path: string, message: string) => {
+    const key = `${path}\u0000${message}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    issues.push({ path, message });
+  };
+  const reportedPaths = new Set<string>();
+  // A `false` schema's error carries no schema location: it belongs to the error just before it.
+  let previousSuppressed = false;
+  for (const error of errors) {
+    const { keyword, keywordLocation, instanceLocation } = error;
+    const isSuppressed: boolean = keyword === 'false' ? previousSuppressed : suppressed.some((s) => keywordLocation.startsWith(`${s}/`));
+    previousSuppressed = isSuppressed;
+    if (isSuppressed || WRAPPERS.has(keyword)) continue;
+    const path = pathOf(instanceLocation);
+    const value = schemaAt(root, lookup, keywordLocation);
+    switch (keyword) {
+      case 'false':
+        if (!reportedPaths.has(path)) push(path, 'is not allowed here');
+        break;
+      case 'additionalProperties':
+      case 'unevaluatedProperties': {
+        const key = quoted(error.error, /^Property "(.*)" does not match/);
+        if (value !== false || key === undefined) break;
+        const parent = schemaAt(root, lookup, keywordLocation.slice(0, -keyword.length - 1));
+        const known = isObject(parent) && isObject(parent.properties) ? Object.keys(parent.properties) : [];
+        const childPath = join(path, key);
+        reportedPaths.add(childPath);
+        push(childPath, `is not a known field (known: ${known.join(', ') || 'none'})`);
+        break;
+      }
+      case 'required': {
+        const key = quoted(error.error, /required property "(.*)"\.$/);
+        push(key === undefined ? path : join(path, key), 'is required');
+        break;
+      }
+      case 'dependentRequired':
+      case 'dependencies': {
+        const pair = /has "(.*)" but does not have "(.*)"\.$/.exec(error.error);
+        if (pair) push(join(path, pair[2] ?? ''), `is required when ${pair[1]} is given`);
+        break;
+      }
+      case 'type': {
+        const types = Array.isArray(value) ? (value as string[]) : [String(value)];
+        push(path, `must be ${types.join(' or ')}, got ${typeOf(valueAt(instance, instanceLocation))}`);
+        break;
+      }
+      case 'const':
+        push(path, `must be ${JSON.stringify(value)}`);
+        break;
+      case 'enum':
+        push(path, `must be one of ${Array.isArray(value) ? value.map((e) => JSON.stringify(e)).join(', ') : 'the allowed values'}`);
+        break;
+      case 'anyOf':
+      case 'oneOf': {
+        suppressed.push(keywordLocation);
+        const matches = keyword === 'oneOf' ? Number(/\((\d+) matches\)/.exec(error.error)?.[1] ?? 0) : 0;
+        const hint = shapesHint(value, lookup, options);
+        push(path, matches > 1 ? `matches ${matches} of the allowed shapes but must match exactly one${hint}` : `does not match any of the allowed shapes${hint}`);
+        break;
+      }
+      case 'not':
+        suppressed.push(keywordLocation);
+        push(path, `must not be ${shapeHint(value, lookup, options)}`);
+        break;
+      case 'propertyNames': {
+        suppressed.push(keywordLocation);
+        const key = quoted(error.error, /^Property name "(.*)" does not match/);
+        push(path, `has a field name that is not allowed${key === undefined ? '' : `: "${key}"`}`);
+        break;
+      }
+      case 'minLength':
+        push(path, `must have at least ${String(value)} characters`);
+        break;
+      case 'maxLength':
+        push(path, `must have at most ${String(value)} characters`);
+        break;
+      case 'minimum':
+        push(path, `must be >= ${String(value)}`);
+        break;
+      case 'maximum':
+        push(path, `must be <= ${String(value)}`);
+        break;
+      case 'exclusiveMinimum':
+        push(path, typeof value === 'number' ? `must be > ${value}` : `must be more than the minimum`);
+        break;
+      case 'exclusiveMaximum':
+        push(path, typeof value === 'number' ? `must be < ${value}` : `must be less than the maximum`);
+        break;
+      case 'multipleOf':
+        push(path, `must be a multiple of ${String(value)}`);
+        break;
+      case 'minItems':
+        push(path, `must have at least ${String(value)} items`);
+        break;
+      case 'maxItems':
+        push(path, `must have at most ${String(value)} items`);
+        break;
+      case 'minProperties':
+        push(path, `must have at least ${String(value)} fields`);
+        break;
+      case 'maxProperties':
+        push(path, `must have at most ${String(value)} fields`);
+        break;
+      case 'uniqueItems': {
+        const pair = /indexes (\d+) and (\d+)/.exec(error.error);
+        push(path, `must not repeat items${pair ? ` (items ${pair[1]} and ${pair[2]} are equal)` : ''}`);
+        break;
+      }
+      case 'pattern':
+        push(path, `must match the pattern ${String(value)}`);
+        break;
+      case 'format': {
+        const name = String(value);
+        push(path, options.formatMessages?.[name] ?? formatProblem(name));
+        break;
+      }
+      default:
+        push(path, `does not fit the schema (${keyword}: ${error.error.replace(/\.$/, '')})`);
+    }
+    if (issues.length >= MAX_ISSUES) break;
+  }
   return issues;
+}
+
+/** Copies plain JSON; the validator marks the schema objects it reads, and the catalog's must stay as they are. */
+const cloneJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+/**
+ * Checks `value` against `schema`; an empty list means it fits, or that the
+ * schema could not be used (an unresolvable `$ref`, a broken `$id`): the
+ * tool or server then validates on its own, as before.
+ */
+export function checkJsonSchema(value: unknown, schema: Record<string, unknown>, options: CheckOptions = {}): SchemaIssue[] {
+  const root = withoutPatterns(cloneJson(schema)) as Schema;
+  try {
+    const lookup = dereference(root);
+    const result = validate(cloneJson(value) ?? null, root, draftOf(schema), lookup, false);
+    return result.valid ? [] : toIssues(result.errors, value, root, lookup, options);
+  } catch {
+    return [];
+  }
 }

@@ -17,6 +17,7 @@ import type { EventEmitter } from './event-emitter';
 import { FailureType, nonRetryableFailureTypes } from './failure-types';
 import type { PendingConfirmation, SessionOptions } from './session-types';
 import { planToolCall, type ToolCallPlan } from './tool-call-plan';
+import type { ToolPins } from './tool-pins';
 import { toolErrorContent } from './tool-feedback';
 import { checkCitations, citationCorrection } from './memory-citations';
 import { previewValue } from './json-bounds';
@@ -49,6 +50,14 @@ const { getToolCatalog, executeTool: executeToolLocally } = proxyLocalActivities
  */
 export const LOCAL_TOOL_MAX_TIMEOUT_MS = 2_000;
 export const runsLocally = (spec: ToolSpec): boolean => spec.risk === 'read' && spec.timeoutMs <= LOCAL_TOOL_MAX_TIMEOUT_MS;
+
+/**
+ * Patch id: tool arguments are checked against the full JSON Schema dialect
+ * (`$ref`, `oneOf` exclusivity...), with patterns checked by RE2 in the tool
+ * activity rather than in the workflow. Runs that planned calls before it keep
+ * the old checker, so the same calls are rejected on replay.
+ */
+export const TOOL_ARGS_FULL_JSON_SCHEMA = 'tool-args-full-json-schema';
 
 /** Patch id: idempotency keys carry the step (see docs/safe-workflow-changes.md). */
 export const IDEMPOTENCY_KEY_PER_STEP = 'idempotency-key-per-step';
@@ -92,8 +101,8 @@ export interface TurnContext {
   /** Publishes text the model activity had not signalled yet, after what it had (checked like the signal). */
   publishDeltas(step: number, attempt: number, deltas: readonly string[]): void;
   onToolCall(record: ToolCallOutcome): void;
-  /** Tool hashes as this session first saw them (name -> hash), updated on re-approval. */
-  toolHashes: Map<string, string>;
+  /** Tools as this session pinned them (hash and text), updated on re-approval. */
+  toolHashes: ToolPins;
   /** Registers a pending confirmation and resolves with its decision. */
   awaitDecision(pending: PendingConfirmation): Promise<Decision>;
   /** Memory ids injected this turn; present when the citation check is on. */
@@ -156,8 +165,10 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
   const { options, turnId, sessionId } = ctx;
   const catalog = await getToolCatalog({ sessionId, namespace: options.namespace, allow: options.toolPolicy.allow });
   const tools = new Map(catalog.tools.map((t) => [t.name, t]));
-  for (const t of catalog.tools) if (!ctx.toolHashes.has(t.name)) ctx.toolHashes.set(t.name, t.hash);
-  const offered = catalog.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  ctx.toolHashes.observe(catalog.tools);
+  // A changed tool is offered as it was pinned (or not at all) until a person approves the change: the new
+  // text, possibly injected, never reaches the model before that. Built per step, as an approval moves the pin.
+  const offer = () => ctx.toolHashes.offer(catalog.tools, options.toolPolicy.reapproveChangedTools);
   const texts: string[] = [];
   let modelCalls = 0;
   let toolCalls = 0;
@@ -167,7 +178,7 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
   for (let step = 1; step <= options.limits.maxSteps + regenerations; step++) {
     ctx.onStep(step);
     ctx.setActivity('thinking');
-    const modelInput = { sessionId, turnId, step, messages: [...ctx.prefix, ...ctx.messages], tools: offered, model: options.model };
+    const modelInput = { sessionId, turnId, step, messages: [...ctx.prefix, ...ctx.messages], tools: offer(), model: options.model };
     const inputBytes = payloadBytes(modelInput);
     if (inputBytes > SAFE_PAYLOAD_BYTES) {
       // Scheduling it would fail the workflow task at the server; fail the turn instead, saying why.
@@ -241,7 +252,8 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
       });
     }
     const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t.chars]));
-    const plans = reply.toolCalls.map((call, index) => planToolCall(call, tools, options.toolPolicy, truncated.get(index)));
+    const dialect = patched(TOOL_ARGS_FULL_JSON_SCHEMA) ? 'full' : 'legacy';
+    const plans = reply.toolCalls.map((call, index) => planToolCall(call, tools, options.toolPolicy, truncated.get(index), dialect));
     ctx.setActivity('running_tools');
     // Calls from one response are independent by construction: each goes its own way
     // (confirm, run) concurrently, and results are appended in the order of the calls.
@@ -305,8 +317,7 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
 
   if (plan.kind === 'reject') return finish(false, toolErrorContent(plan.errorType, plan.detail), plan.errorType);
 
-  const seenHash = ctx.toolHashes.get(toolName);
-  const changed = ctx.options.toolPolicy.reapproveChangedTools && seenHash !== undefined && seenHash !== plan.spec.hash;
+  const changed = ctx.options.toolPolicy.reapproveChangedTools && ctx.toolHashes.changed(plan.spec);
   if (plan.needsConfirmation || changed) {
     const now = nowMs();
     const waitStarted = nowMs();
@@ -321,6 +332,7 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
       reason: changed
         ? 'this tool\'s description or schema changed since this session first saw it'
         : `${plan.spec.risk} tool${plan.spec.risk === 'destructive' ? '' : ' (session policy)'}`,
+      ...(changed ? { change: ctx.toolHashes.describeChange(plan.spec) } : {}),
     });
     waitedMs = nowMs() - waitStarted;
     started = nowMs();
@@ -331,7 +343,7 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
           : `The user declined this action${decision.reason ? `: ${decision.reason}` : '.'}`;
       return finish(false, toolErrorContent(FailureType.ToolDeclined, why), FailureType.ToolDeclined);
     }
-    if (changed) ctx.toolHashes.set(toolName, plan.spec.hash);
+    if (changed) ctx.toolHashes.approve(plan.spec);
     ctx.setActivity('running_tools');
   }
 

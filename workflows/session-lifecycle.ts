@@ -8,6 +8,7 @@ import { SessionContext } from './session-context';
 import type { SessionRun } from './session-run';
 import { STREAM_BYTES_KEPT, type CarriedState } from './session-state';
 import { emptyCounters } from './session-types';
+import { ToolPins } from './tool-pins';
 import { nowMs } from './workflow-clock';
 
 const { loadArchive, saveArchive } = proxyActivities<SessionActivities>({
@@ -18,6 +19,13 @@ const { describeSearchAttributes } = proxyLocalActivities<SessionActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
 });
+
+/**
+ * Patch id: a restored session takes its tool pins from the archive, so a
+ * tool that changed while it was archived waits for approval again. Runs
+ * that restored before it ignore pins in the archive they read.
+ */
+export const TOOL_PINS_IN_ARCHIVE = 'tool-pins-in-archive';
 
 /** Patch id: the session sets its own search attributes when the starter did not. */
 export const SESSION_SETS_SEARCH_ATTRIBUTES = 'session-sets-search-attributes';
@@ -56,6 +64,8 @@ export async function restoreFromArchive(run: SessionRun): Promise<void> {
     run.counters = { ...emptyCounters(), ...archive.counters };
     run.context = new SessionContext({ window: archive.window, unfolded: [], summary: archive.summary, keyFacts: archive.keyFacts }, run.windowLimits);
     run.toolRecords = archive.toolCalls;
+    // Archives from before pins were kept have none: the session pins what it sees next, as a new one would.
+    if (archive.toolPins && archive.toolPins.length > 0 && patched(TOOL_PINS_IN_ARCHIVE)) run.toolHashes.replaceWith(ToolPins.fromArchive(archive.toolPins));
     run.status = 'archived';
   }
   run.restored = true;
@@ -81,7 +91,8 @@ export function snapshot(run: SessionRun): CarriedState {
     processed: [...run.processed.entries()],
     recentResults: run.recentResults,
     toolRecords: run.toolRecords,
-    toolHashes: [...run.toolHashes.entries()],
+    toolHashes: run.toolHashes.hashEntries(),
+    toolPinTexts: run.toolHashes.textEntries(),
     pendingExtraction: run.pendingExtraction,
     stream: events.stream.getState(),
   });
@@ -113,6 +124,7 @@ export async function archiveSession(run: SessionRun): Promise<{ archiveConflict
     keyFacts: [...context.keyFacts],
     toolCalls: run.toolRecords,
     counters: run.counters,
+    toolPins: run.toolHashes.toArchive(),
   };
   try {
     await saveArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'archive session' }, [{ archive, baseVersion: run.baseVersion }]);

@@ -18,6 +18,7 @@ import {
   type TurnResult,
 } from './session-types';
 import { DeltaGate, ToolProgressGate } from './text-deltas';
+import { ToolPins } from './tool-pins';
 import { nowIso } from './workflow-clock';
 
 /** The current turn, while one runs. */
@@ -49,7 +50,8 @@ export class SessionRun {
   readonly processed: Map<string, SendMessageResult>;
   readonly recentResults: TurnResult[];
   toolRecords: ToolCallRecord[];
-  readonly toolHashes: Map<string, string>;
+  /** Tools as this session pinned them (hash and text), updated on re-approval. */
+  readonly toolHashes: ToolPins;
   pendingExtraction: Turn[];
   readonly pending = new Map<string, PendingConfirmation>();
   readonly decisions = new Map<string, Decision>();
@@ -85,7 +87,7 @@ export class SessionRun {
     this.processed = new Map(carried?.processed ?? []);
     this.recentResults = carried?.recentResults ?? [];
     this.toolRecords = carried?.toolRecords ?? [];
-    this.toolHashes = new Map(carried?.toolHashes ?? []);
+    this.toolHashes = new ToolPins(carried?.toolHashes ?? [], carried?.toolPinTexts ?? []);
     this.pendingExtraction = carried?.pendingExtraction ?? [];
     this.restored = carried !== undefined;
     this.events = new EventEmitter(

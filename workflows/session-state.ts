@@ -1,5 +1,6 @@
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { ToolCallOutcome } from './react-turn';
+import type { PinnedText } from './tool-pins';
 import type { ContextState } from './session-context';
 import type { SendMessageResult, SessionCounters, SessionStatus, Turn, TurnResult } from './session-types';
 
@@ -34,6 +35,8 @@ export interface CarriedState {
   recentResults: TurnResult[];
   toolRecords: ToolCallRecord[];
   toolHashes: Array<[string, string]>;
+  /** The text each pin was made with (bounded; see tool-pins.ts); absent in runs carried from before it was kept. */
+  toolPinTexts?: Array<[string, PinnedText]>;
   /** Turns since the last memory extraction pass. */
   pendingExtraction?: Turn[];
   stream?: WorkflowStreamState;

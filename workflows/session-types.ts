@@ -135,6 +135,22 @@ export type Activity = z.infer<typeof Activity>;
 export const TurnOutcome = z.enum(['completed', 'interrupted', 'step_limit', 'failed']);
 export type TurnOutcome = z.infer<typeof TurnOutcome>;
 
+/**
+ * A tool that changed since the session pinned it, old and new side by side
+ * for the person deciding. Texts are cut to a few thousand characters; a
+ * schema too large to show is left out (`parametersChanged` still says).
+ */
+export const ToolChange = z.object({
+  /** The description the session pinned; absent when it did not keep the text (the model then did not see the tool). */
+  previousDescription: z.string().optional(),
+  /** The description the tool has now, which the model has not seen. */
+  description: z.string(),
+  parametersChanged: z.boolean(),
+  previousParameters: z.record(z.string(), z.unknown()).optional(),
+  parameters: z.record(z.string(), z.unknown()).optional(),
+});
+export type ToolChange = z.infer<typeof ToolChange>;
+
 export const PendingConfirmation = z.object({
   toolCallId: z.string(),
   toolName: z.string(),
@@ -145,6 +161,8 @@ export const PendingConfirmation = z.object({
   expiresAt: z.string(),
   /** Why confirmation is needed: the tool's risk, the session policy, or a tool that changed. */
   reason: z.string(),
+  /** Present when the tool changed since the session pinned it: what approving would let the model see. */
+  change: ToolChange.optional(),
 });
 export type PendingConfirmation = z.infer<typeof PendingConfirmation>;
 

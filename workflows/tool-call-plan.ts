@@ -2,6 +2,7 @@ import type { ToolCall } from './chat-message';
 import { FailureType } from './failure-types';
 import { checkJsonBounds } from './json-bounds';
 import { checkJsonSchema } from './json-schema-check';
+import { checkJsonSchemaLegacy } from './json-schema-check-legacy';
 import type { ToolPolicy } from './session-types';
 import type { ToolSpec } from './tool-spec';
 
@@ -21,7 +22,15 @@ export function isAllowed(name: string, policy: ToolPolicy): boolean {
   return policy.allow === undefined || policy.allow.includes(name);
 }
 
-function briefSchema(spec: ToolSpec): string {
+/**
+ * Which schema checker plans a call: `full` (JSON Schema as servers write it,
+ * patterns left to the tool activity's RE2) or `legacy`, the subset that runs
+ * before patch `tool-args-full-json-schema` (see react-turn.ts).
+ */
+export type SchemaDialect = 'full' | 'legacy';
+
+/** The shape of a tool's arguments in one line, for messages the model reads. */
+export function briefSchema(spec: Pick<ToolSpec, 'parameters'>): string {
   const props = (spec.parameters.properties ?? {}) as Record<string, { type?: unknown; format?: unknown }>;
   const required = new Set((spec.parameters.required ?? []) as string[]);
   const fields = Object.entries(props).map(([key, p]) => {
@@ -37,7 +46,13 @@ function briefSchema(spec: ToolSpec): string {
  * session's allow-list, arguments that parse and fit the schema. Rejections
  * carry the text the model will read.
  */
-export function planToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolSpec>, policy: ToolPolicy, truncatedChars?: number): ToolCallPlan {
+export function planToolCall(
+  call: ToolCall,
+  tools: ReadonlyMap<string, ToolSpec>,
+  policy: ToolPolicy,
+  truncatedChars?: number,
+  dialect: SchemaDialect = 'full',
+): ToolCallPlan {
   const name = call.function.name;
   const spec = tools.get(name);
   if (!spec) {
@@ -76,7 +91,7 @@ export function planToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolSpec
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     return { kind: 'reject', call, errorType: FailureType.ToolInputInvalid, detail: `The arguments must be a JSON object shaped like ${briefSchema(spec)}.`, args: parsed };
   }
-  const issues = checkJsonSchema(parsed, spec.parameters);
+  const issues = dialect === 'full' ? checkJsonSchema(parsed, spec.parameters) : checkJsonSchemaLegacy(parsed, spec.parameters);
   if (issues.length > 0) {
     const list = issues.map((i) => `${i.path} ${i.message}`).join('; ');
     return { kind: 'reject', call, errorType: FailureType.ToolInputInvalid, detail: `Invalid arguments: ${list}. Expected ${briefSchema(spec)}.`, args: parsed };

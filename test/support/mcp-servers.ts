@@ -115,3 +115,13 @@ export function recordingLogger(): McpLogger & { lines: string[] } {
   };
   return { lines, debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') };
 }
+
+/** The glossary server (one tool whose description is configurable) as a stdio entry; see glossary-mcp-server.ts. */
+export function stdioGlossaryServer(eventsPath: string, description: string): Record<string, unknown> {
+  return {
+    command: process.execPath,
+    args: ['--import', 'tsx', resolve(__dirname, 'glossary-mcp-server.ts')],
+    cwd: PROJECT_ROOT,
+    env: { GLOSSARY_EVENTS: eventsPath, GLOSSARY_DESCRIPTION: description },
+  };
+}

@@ -34,7 +34,7 @@ describe('checkJsonSchema', () => {
       { subject: 3, start_time: '2025-03-18T14:00:00Z', attendees: ['nope'], priority: 'urgent', count: 0.5, extra: true },
       meetingSchema,
     );
-    expect(issues.map((i) => i.path).sort()).toEqual(['attendees.0', 'count', 'extra', 'priority', 'subject']);
+    expect([...new Set(issues.map((i) => i.path))].sort()).toEqual(['attendees.0', 'count', 'extra', 'priority', 'subject']);
   });
 
   it('checks anyOf variants', () => {
