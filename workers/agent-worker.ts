@@ -2,6 +2,8 @@ import { Worker, type WorkerOptions } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { builtinTools, createActivities, memoryTools, type ActivityDeps } from '../activities/create-activities';
 import { startMcp, type McpLogger, type McpRuntime } from '../activities/mcp';
+import { McpOAuth } from '../activities/mcp/mcp-oauth-provider';
+import { McpOAuthStore } from '../activities/mcp/mcp-oauth-store';
 import { createEmbedder } from '../activities/memory/embedder';
 import { MemoryRepository } from '../activities/memory/memory-repository';
 import { ensureMeetingIndexes } from '../activities/tools/meeting-tools';
@@ -60,6 +62,8 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
       refreshIntervalMs: config.mcp.refreshIntervalMs,
       defaultTimeoutMs: config.limits.toolTimeoutMs,
       logger: overrides.mcpLogger,
+      // Servers that declare `oauth` share one grant per server, kept in MongoDB.
+      oauth: new McpOAuth(new McpOAuthStore(db)),
     }).catch(async (err: unknown) => {
       await mongo.close().catch(() => undefined);
       throw err;

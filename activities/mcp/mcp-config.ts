@@ -3,6 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { RiskLevel } from '../../workflows/tool-spec';
 import { expandEnvReferences } from './mcp-env-expansion';
+import { McpOAuthSettings } from './mcp-oauth-config';
 
 /** What a server's tool may be changed to, per tool name as the server spells it. */
 export const McpToolOverride = z.strictObject({
@@ -43,6 +44,8 @@ export const McpHttpServer = z.strictObject({
   url: z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }),
   /** Sent with every request; values are secrets and are never logged. */
   headers: z.record(z.string(), z.string()).default({}),
+  /** The server needs an OAuth access token (docs/mcp.md, "OAuth"). */
+  oauth: McpOAuthSettings.optional(),
   ...common,
 });
 
@@ -137,6 +140,7 @@ export function parseMcpConfig(raw: unknown, options: { env?: Record<string, str
     // Header and env values are treated as secrets even when written literally in the file.
     const literal = server.type === 'http' ? Object.values(server.headers) : Object.values(server.env);
     secrets.push(...literal.filter((v) => v.length >= 4));
+    if (server.type === 'http' && server.oauth?.clientSecret) secrets.push(server.oauth.clientSecret);
     if (server.type === 'stdio' && server.cwd && !isAbsolute(server.cwd) && options.baseDir) {
       server.cwd = resolve(options.baseDir, server.cwd);
     }

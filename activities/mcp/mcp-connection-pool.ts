@@ -7,6 +7,8 @@ export interface McpPoolOptions {
   refreshIntervalMs: number;
   reconnect?: McpConnectionOptions['reconnect'];
   logger?: McpLogger;
+  /** Token store for HTTP servers that declare `oauth`. */
+  oauth?: McpConnectionOptions['oauth'];
 }
 
 /**
@@ -27,6 +29,7 @@ export class McpConnectionPool {
         reconnect: options.reconnect,
         logger: options.logger ?? consoleMcpLogger,
         onToolsChanged: () => this.changed(),
+        oauth: options.oauth,
       });
       this.byName.set(server.name, connection);
     }

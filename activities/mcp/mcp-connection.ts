@@ -5,6 +5,7 @@ import type { McpServerConfig } from './mcp-config';
 import { McpUnavailableError, isConnectionFailure, isSessionNotFound } from './mcp-failure-kinds';
 import { listAllTools } from './mcp-list-tools';
 import { errorText, serverLogger, type McpLogger } from './mcp-log';
+import type { McpOAuth, McpOAuthProvider } from './mcp-oauth-provider';
 import { backoffDelay, waitFor, withTimeout } from './mcp-timing';
 import { createTransport, type McpTransportHandle } from './mcp-transport';
 
@@ -18,6 +19,8 @@ export interface McpConnectionOptions {
   reconnect?: { initialDelayMs: number; maxDelayMs: number };
   logger: McpLogger;
   onToolsChanged?: (connection: McpConnection) => void;
+  /** Token store for HTTP servers that declare `oauth`. */
+  oauth?: McpOAuth;
 }
 
 export interface McpCallOptions {
@@ -56,11 +59,18 @@ export class McpConnection {
   private probing: Promise<void> | null = null;
   private readonly waiters = new Set<() => void>();
   private readonly log: McpLogger;
+  private readonly oauth: McpOAuthProvider | undefined;
   /** How many times a connection was established (1 after a clean start). */
   connectCount = 0;
 
   constructor(readonly server: McpServerConfig, private readonly options: McpConnectionOptions) {
     this.log = serverLogger(options.logger, server.name, server.secrets);
+    this.oauth = options.oauth?.providerFor(server, { log: this.log, onAuthorized: () => this.reconnectNow() });
+  }
+
+  /** The server waits for a person to authorize it (`npm run mcp:authorize -- <server>`). */
+  get needsAuthorization(): boolean {
+    return this.oauth?.awaitingAuthorization ?? false;
   }
 
   get name(): string {
@@ -88,8 +98,12 @@ export class McpConnection {
       this.log.info(`connected (${this.handle?.kind}), ${this.toolList.length} tools`);
       return true;
     } catch (err) {
-      this.log.warn(`could not connect: ${errorText(err)}; retrying in the background`);
-      this.disconnected(`could not connect: ${errorText(err)}`);
+      // The provider has logged the one line a person needs (with the URL to open).
+      if (this.oauth?.awaitingAuthorization) this.disconnected(this.oauth.waitingText);
+      else {
+        this.log.warn(`could not connect: ${errorText(err)}; retrying in the background`);
+        this.disconnected(`could not connect: ${errorText(err)}`);
+      }
       return false;
     }
   }
@@ -109,6 +123,15 @@ export class McpConnection {
         await this.reinitialize(client, 'the server no longer knows our HTTP session (404)');
         client = await this.readyClient(remaining(), options.signal);
         return await call(client);
+      }
+      if (this.oauth?.awaitingAuthorization) {
+        // The grant was refused and could not be refreshed: wait for a person, as at start.
+        if (this.client === client) {
+          this.client = null;
+          void closeQuietly(client);
+          this.disconnected(this.oauth.waitingText);
+        }
+        throw new McpUnavailableError(this.name, this.oauth.waitingText);
       }
       if (isConnectionFailure(err)) this.suspect(client, err);
       throw err;
@@ -138,6 +161,7 @@ export class McpConnection {
 
   async close(): Promise<void> {
     this.state = 'closed';
+    this.oauth?.close();
     clearTimeout(this.reconnectTimer);
     clearInterval(this.refreshTimer);
     for (const wake of this.waiters) wake();
@@ -166,7 +190,7 @@ export class McpConnection {
 
   private async connectOnce(): Promise<void> {
     const timeout = this.options.connectTimeoutMs;
-    const handle = createTransport(this.server, this.log);
+    const handle = createTransport(this.server, this.log, this.oauth);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (this.client === client) void this.refreshTools('list_changed');
@@ -308,6 +332,15 @@ export class McpConnection {
     this.scheduleReconnect();
   }
 
+  /** Tries at once instead of at the next backoff step: the grant a person just gave is in the store. */
+  private reconnectNow(): void {
+    if (this.state !== 'reconnecting' || this.connecting) return;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.attempt = 0;
+    this.scheduleReconnect();
+  }
+
   private scheduleReconnect(): void {
     if (this.state === 'closed' || this.reconnectTimer !== undefined) return;
     const { initialDelayMs, maxDelayMs } = this.options.reconnect ?? { initialDelayMs: 250, maxDelayMs: 30_000 };
@@ -321,8 +354,13 @@ export class McpConnection {
         this.log.info(`reconnected after ${attempts} attempt(s), ${this.toolList.length} tools`);
       } catch (err) {
         if (this.isClosed()) return;
-        this.lastErrorText = errorText(err);
-        this.log.warn(`reconnect attempt ${this.attempt} failed: ${this.lastErrorText}`);
+        if (this.oauth?.awaitingAuthorization) {
+          this.lastErrorText = this.oauth.waitingText;
+          this.log.debug(`reconnect attempt ${this.attempt}: still ${this.lastErrorText}`);
+        } else {
+          this.lastErrorText = errorText(err);
+          this.log.warn(`reconnect attempt ${this.attempt} failed: ${this.lastErrorText}`);
+        }
         this.scheduleReconnect();
       }
     }, delay);

@@ -1,4 +1,5 @@
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerConfig } from './mcp-config';
@@ -34,9 +35,11 @@ function stdioTransport(server: Extract<McpServerConfig, { type: 'stdio' }>, log
   return { kind: 'stdio', transport, pid: () => transport.pid, stderrTail: () => tail.trim() };
 }
 
-function httpTransport(server: Extract<McpServerConfig, { type: 'http' }>): McpTransportHandle {
+function httpTransport(server: Extract<McpServerConfig, { type: 'http' }>, authProvider?: OAuthClientProvider): McpTransportHandle {
   const transport = new StreamableHTTPClientTransport(new URL(server.url), {
     requestInit: { headers: server.headers },
+    // Sends the stored access token, and on a 401 refreshes it or starts an authorization (mcp-oauth-provider.ts).
+    authProvider,
     // The standalone SSE stream (server notifications) retries briefly; after that the connection
     // probes the server and reconnects on its own schedule.
     reconnectionOptions: { initialReconnectionDelay: 250, maxReconnectionDelay: 2_000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
@@ -44,6 +47,6 @@ function httpTransport(server: Extract<McpServerConfig, { type: 'http' }>): McpT
   return { kind: 'http', transport, pid: () => null, stderrTail: () => '' };
 }
 
-export function createTransport(server: McpServerConfig, log: McpLogger): McpTransportHandle {
-  return server.type === 'stdio' ? stdioTransport(server, log) : httpTransport(server);
+export function createTransport(server: McpServerConfig, log: McpLogger, authProvider?: OAuthClientProvider): McpTransportHandle {
+  return server.type === 'stdio' ? stdioTransport(server, log) : httpTransport(server, authProvider);
 }

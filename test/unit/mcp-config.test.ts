@@ -100,6 +100,19 @@ describe('MCP configuration', () => {
     expect(server.type === 'stdio' && server.cwd).toBe(join(dir, 'sub'));
   });
 
+  it('accepts oauth on an HTTP server, keeps its client secret as a secret, and names a misspelt oauth field', () => {
+    const config = parseMcpConfig(
+      { mcpServers: { crm: { url: 'https://crm.example/mcp', oauth: { redirectUrl: 'http://127.0.0.1:8976/callback', clientId: 'c1', clientSecret: '${CRM_SECRET}' } } } },
+      { env: { CRM_SECRET: 's3cret-value' } },
+    );
+    const server = config.servers[0]!;
+    expect(server.type === 'http' && server.oauth).toMatchObject({ redirectUrl: 'http://127.0.0.1:8976/callback', clientId: 'c1', principal: 'shared', clientName: 'durable-agent' });
+    expect(server.secrets).toContain('s3cret-value');
+    expect(() => parseMcpConfig({ mcpServers: { crm: { url: 'https://crm.example/mcp', oauth: { redirectURL: 'http://127.0.0.1:1/cb' } } } }, { env: {} })).toThrow(
+      /server "crm", field "oauth\.redirectURL": is not a known field/,
+    );
+  });
+
   it('validates the shipped example config, whose disabled entries may name variables that are not set', () => {
     const config = loadMcpConfig(join(__dirname, '../../examples/mcp-servers.example.json'), {});
     expect(config.servers.map((s) => s.name)).toEqual(['report']);
