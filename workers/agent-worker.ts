@@ -59,6 +59,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
       configPath: config.mcp.configPath,
       native,
       connectTimeoutMs: config.mcp.connectTimeoutMs,
+      firstConnectTimeoutMs: config.mcp.firstConnectTimeoutMs,
       refreshIntervalMs: config.mcp.refreshIntervalMs,
       defaultTimeoutMs: config.limits.toolTimeoutMs,
       logger: overrides.mcpLogger,

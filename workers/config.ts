@@ -43,6 +43,11 @@ export const RuntimeConfig = z.object({
     configPath: z.string().min(1).optional(),
     /** Bound on connecting to one MCP server: spawn or HTTP connect, initialize handshake, first tool listing. */
     connectTimeoutMs: z.number().int().positive().default(10_000),
+    /**
+     * Bound on a server's first connect, which may include installing it (npx -y on a cold cache).
+     * The worker start waits connectTimeoutMs, then the first connect goes on in the background.
+     */
+    firstConnectTimeoutMs: z.number().int().positive().default(120_000),
     /** The tool lists are fetched again this often, besides on notifications/tools/list_changed. */
     refreshIntervalMs: z.number().int().min(1_000).default(300_000),
   }),
@@ -94,6 +99,7 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
   'maintenance.scheduleEveryMs': { env: 'MAINTENANCE_EVERY_MS', kind: 'int', fix: 'set MAINTENANCE_EVERY_MS to milliseconds between sweeps, or 0 to not create the schedule' },
   'mcp.configPath': { env: 'MCP_CONFIG_PATH', kind: 'string', fix: 'set MCP_CONFIG_PATH to the path of an mcpServers JSON file' },
   'mcp.connectTimeoutMs': { env: 'MCP_CONNECT_TIMEOUT_MS', kind: 'int', fix: 'set MCP_CONNECT_TIMEOUT_MS to a positive integer of milliseconds' },
+  'mcp.firstConnectTimeoutMs': { env: 'MCP_FIRST_CONNECT_TIMEOUT_MS', kind: 'int', fix: 'set MCP_FIRST_CONNECT_TIMEOUT_MS to a positive integer of milliseconds' },
   'mcp.refreshIntervalMs': { env: 'MCP_REFRESH_INTERVAL_MS', kind: 'int', fix: 'set MCP_REFRESH_INTERVAL_MS to at least 1000 milliseconds' },
 };
 

@@ -26,6 +26,15 @@ const common = {
   toolOverrides: z.record(z.string(), McpToolOverride).default({}),
   /** Default per-call timeout in ms for this server's tools (else the worker's TOOL_TIMEOUT_MS). */
   timeoutMs: z.number().int().positive().optional(),
+  /**
+   * The server's read-only tools answer fast: they get a short timeout
+   * (FAST_READ_ONLY_TIMEOUT_MS unless a tool override sets one) and so run as
+   * local activities, without a round trip through the Temporal server. See
+   * docs/mcp.md for what that trades away.
+   */
+  fastReadOnly: z.boolean().default(false),
+  /** Bound on the first connect (which may include an install); else the worker's MCP_FIRST_CONNECT_TIMEOUT_MS. */
+  firstConnectTimeoutMs: z.number().int().positive().optional(),
 };
 
 export const McpStdioServer = z.strictObject({

@@ -4,6 +4,8 @@ import { consoleMcpLogger, type McpLogger } from './mcp-log';
 
 export interface McpPoolOptions {
   connectTimeoutMs: number;
+  /** Bound on each server's first connect (which may include an install); see McpConnectionOptions. */
+  firstConnectTimeoutMs?: number;
   refreshIntervalMs: number;
   reconnect?: McpConnectionOptions['reconnect'];
   logger?: McpLogger;
@@ -25,6 +27,7 @@ export class McpConnectionPool {
     for (const server of config.servers) {
       const connection = new McpConnection(server, {
         connectTimeoutMs: options.connectTimeoutMs,
+        firstConnectTimeoutMs: options.firstConnectTimeoutMs,
         refreshIntervalMs: options.refreshIntervalMs,
         reconnect: options.reconnect,
         logger: options.logger ?? consoleMcpLogger,

@@ -5,6 +5,8 @@ import type { McpServerConfig } from './mcp-config';
 import { McpUnavailableError, isConnectionFailure, isSessionNotFound } from './mcp-failure-kinds';
 import { listAllTools } from './mcp-list-tools';
 import { errorText, serverLogger, type McpLogger } from './mcp-log';
+import { ProgressRouter } from './mcp-progress-routing';
+import { unsupportedReason } from './mcp-tool-support';
 import type { McpOAuth, McpOAuthProvider } from './mcp-oauth-provider';
 import { backoffDelay, waitFor, withTimeout } from './mcp-timing';
 import { createTransport, type McpTransportHandle } from './mcp-transport';
@@ -14,6 +16,14 @@ export type McpConnectionStatus = 'connecting' | 'ready' | 'reconnecting' | 'clo
 export interface McpConnectionOptions {
   /** Bound on spawn/connect + initialize handshake + first tool listing. */
   connectTimeoutMs: number;
+  /**
+   * Bound on the very first connect, which may include installing the server
+   * (`npx -y` on a cold cache). The worker start waits `connectTimeoutMs` and
+   * then lets it go on in the background, logged as "still starting (first
+   * connect)". Defaults to `connectTimeoutMs`; a server's own
+   * `firstConnectTimeoutMs` wins.
+   */
+  firstConnectTimeoutMs?: number;
   /** How often the tool list is fetched again besides `notifications/tools/list_changed`. */
   refreshIntervalMs: number;
   reconnect?: { initialDelayMs: number; maxDelayMs: number };
@@ -32,6 +42,9 @@ export interface McpCallOptions {
 }
 
 const CLIENT_INFO = { name: 'durable-agent', version: '0.1.0' };
+
+/** A call to a server marked down tries to reconnect at once, unless an attempt failed this recently (its error is fresh). */
+const ON_DEMAND_MIN_SPACING_MS = 250;
 
 async function closeQuietly(client: Client): Promise<void> {
   await client.close().catch(() => undefined);
@@ -59,6 +72,12 @@ export class McpConnection {
   private probing: Promise<void> | null = null;
   private readonly waiters = new Set<() => void>();
   private readonly log: McpLogger;
+  /** Progress is delivered before the result it precedes (mcp-progress-routing.ts). */
+  private readonly progress = new ProgressRouter();
+  /** A connect still in its handshake, so close() can abort it. */
+  private pending: { client: Client; handle: McpTransportHandle } | null = null;
+  private lastFailedAt = 0;
+  private readonly withheldReported = new Set<string>();
   private readonly oauth: McpOAuthProvider | undefined;
   /** How many times a connection was established (1 after a clean start). */
   connectCount = 0;
@@ -93,19 +112,34 @@ export class McpConnection {
 
   /** First connection attempt. Never throws: a server that is down is retried in the background. */
   async start(): Promise<boolean> {
-    try {
-      await this.connect();
-      this.log.info(`connected (${this.handle?.kind}), ${this.toolList.length} tools`);
-      return true;
-    } catch (err) {
-      // The provider has logged the one line a person needs (with the URL to open).
-      if (this.oauth?.awaitingAuthorization) this.disconnected(this.oauth.waitingText);
-      else {
-        this.log.warn(`could not connect: ${errorText(err)}; retrying in the background`);
-        this.disconnected(`could not connect: ${errorText(err)}`);
-      }
-      return false;
-    }
+    const { connectTimeoutMs } = this.options;
+    const firstTimeoutMs = Math.max(connectTimeoutMs, this.server.firstConnectTimeoutMs ?? this.options.firstConnectTimeoutMs ?? connectTimeoutMs);
+    const first = this.connect(firstTimeoutMs).then(
+      () => {
+        this.log.info(`connected (${this.handle?.kind}), ${this.toolList.length} tools`);
+        return true;
+      },
+      (err: unknown) => {
+        if (this.isClosed()) return false;
+        // The provider has logged the one line a person needs (with the URL to open).
+        if (this.oauth?.awaitingAuthorization) this.disconnected(this.oauth.waitingText);
+        else {
+          this.log.warn(`could not connect: ${errorText(err)}; retrying in the background`);
+          this.disconnected(`could not connect: ${errorText(err)}`);
+        }
+        return false;
+      },
+    );
+    if (firstTimeoutMs <= connectTimeoutMs) return first;
+    // A first connect may be an install (npx -y on a cold cache): the worker starts without it, and
+    // the connect goes on in the background instead of being killed and retried from scratch.
+    let timer: NodeJS.Timeout | undefined;
+    const early = await Promise.race([first, new Promise<'pending'>((r) => (timer = setTimeout(() => r('pending'), connectTimeoutMs)))]);
+    clearTimeout(timer);
+    if (early !== 'pending') return early;
+    this.lastErrorText = `still starting (first connect): no answer to initialize after ${connectTimeoutMs} ms; waiting up to ${firstTimeoutMs} ms`;
+    this.log.warn(`${this.lastErrorText} in the background (a server run with npx -y may be installing; pre-install it, see docs/mcp.md)`);
+    return false;
   }
 
   /** Calls a tool, waiting briefly for a reconnect, and re-initializing once if the HTTP session is gone. */
@@ -113,8 +147,10 @@ export class McpConnection {
     const started = Date.now();
     const remaining = () => Math.max(1, options.timeoutMs - (Date.now() - started));
     let client = await this.readyClient(Math.min(this.options.connectTimeoutMs, options.timeoutMs / 2), options.signal);
-    const call = (c: Client) =>
-      c.callTool({ name, arguments: args }, undefined, { signal: options.signal, timeout: remaining(), onprogress: options.onprogress }) as Promise<CallToolResult>;
+    // Our own progress token, not the SDK's onprogress: see mcp-progress-routing.ts.
+    const progress = options.onprogress ? this.progress.register(options.onprogress) : undefined;
+    const meta = progress ? { _meta: { progressToken: progress.token } } : {};
+    const call = (c: Client) => c.callTool({ name, arguments: args, ...meta }, undefined, { signal: options.signal, timeout: remaining() }) as Promise<CallToolResult>;
     try {
       return await call(client);
     } catch (err) {
@@ -135,6 +171,8 @@ export class McpConnection {
       }
       if (isConnectionFailure(err)) this.suspect(client, err);
       throw err;
+    } finally {
+      progress?.dispose();
     }
   }
 
@@ -165,6 +203,22 @@ export class McpConnection {
     clearTimeout(this.reconnectTimer);
     clearInterval(this.refreshTimer);
     for (const wake of this.waiters) wake();
+    // A connect still in its handshake (a server that never answers initialize, an npx install)
+    // is aborted, not waited for: shutdown must not last a connect timeout.
+    const pending = this.pending;
+    this.pending = null;
+    if (pending) {
+      const pid = pending.handle.pid();
+      if (pid) {
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+      }
+      await closeQuietly(pending.client);
+    }
+    await this.connecting?.catch(() => undefined);
     const client = this.client;
     this.client = null;
     if (!client) return;
@@ -181,17 +235,26 @@ export class McpConnection {
     return this.state === 'closed';
   }
 
-  private connect(): Promise<void> {
-    this.connecting ??= this.connectOnce().finally(() => {
-      this.connecting = null;
-    });
+  /** One connect at a time: every caller (start, backoff timer, a waiting call, a 404) shares it. */
+  private connect(timeoutMs = this.options.connectTimeoutMs): Promise<void> {
+    this.connecting ??= this.connectOnce(timeoutMs)
+      .catch((err: unknown) => {
+        this.lastFailedAt = Date.now();
+        throw err;
+      })
+      .finally(() => {
+        this.connecting = null;
+      });
     return this.connecting;
   }
 
-  private async connectOnce(): Promise<void> {
-    const timeout = this.options.connectTimeoutMs;
+  private async connectOnce(timeout: number): Promise<void> {
+    if (this.isClosed()) throw new McpUnavailableError(this.name, 'the connection pool is closed');
     const handle = createTransport(this.server, this.log, this.oauth);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
+    this.progress.attach(handle.transport);
+    const pending = { client, handle };
+    this.pending = pending;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (this.client === client) void this.refreshTools('list_changed');
     });
@@ -207,8 +270,11 @@ export class McpConnection {
       );
     } catch (err) {
       await closeQuietly(client);
+      if (this.isClosed()) throw new McpUnavailableError(this.name, 'the worker is shutting down');
       const tail = handle.stderrTail();
       throw new Error(`${errorText(err)}${tail ? `; server stderr: ${tail.slice(-500)}` : ''}`);
+    } finally {
+      if (this.pending === pending) this.pending = null;
     }
     if (this.isClosed()) {
       await closeQuietly(client);
@@ -228,6 +294,14 @@ export class McpConnection {
   }
 
   private async readyClient(waitMs: number, signal: AbortSignal): Promise<Client> {
+    if (this.state === 'reconnecting' && !this.client && !this.connecting) {
+      // Marked down: try now rather than at the next backoff step (which may be 30 s away), unless an
+      // attempt failed a moment ago, whose error is then the answer.
+      if (Date.now() - this.lastFailedAt < ON_DEMAND_MIN_SPACING_MS) {
+        throw new McpUnavailableError(this.name, `${this.lastErrorText ?? 'not connected'}; reconnecting in the background`);
+      }
+      this.reconnectForCall();
+    }
     if (this.state !== 'ready' || !this.client) {
       await waitFor(
         (wake) => {
@@ -240,10 +314,35 @@ export class McpConnection {
     }
     signal.throwIfAborted();
     if (this.state === 'closed') throw new McpUnavailableError(this.name, 'the worker is shutting down');
+    if (this.state === 'connecting') {
+      throw new McpUnavailableError(this.name, this.lastErrorText ?? 'still starting (first connect)');
+    }
     if (this.state !== 'ready' || !this.client) {
       throw new McpUnavailableError(this.name, `${this.lastErrorText ?? 'not connected'}; reconnecting in the background`);
     }
     return this.client;
+  }
+
+  /**
+   * A call found the server marked down: one connect attempt now, shared by
+   * every caller that arrives meanwhile (they wait on `connecting`). Waiting
+   * callers are woken when it fails too, so they answer with its fresh error
+   * instead of waiting out their budget; the backoff schedule then resumes.
+   */
+  private reconnectForCall(): void {
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    const started = Date.now();
+    this.connect().then(
+      () => this.log.info(`reconnected at a call's request in ${Date.now() - started} ms, ${this.toolList.length} tools`),
+      (err: unknown) => {
+        if (this.isClosed()) return;
+        if (this.state !== 'ready') this.lastErrorText = errorText(err);
+        this.log.warn(`reconnect attempt at a call's request failed: ${errorText(err)}`);
+        for (const wake of this.waiters) wake();
+        if (this.state !== 'ready') this.scheduleReconnect();
+      },
+    );
   }
 
   private async doRefresh(reason: string): Promise<void> {
@@ -259,8 +358,18 @@ export class McpConnection {
     }
   }
 
-  private setTools(tools: Tool[]): void {
+  private setTools(listed: Tool[]): void {
+    const tools = listed.filter((tool) => {
+      const why = unsupportedReason(tool);
+      if (why === undefined) return true;
+      if (!this.withheldReported.has(tool.name)) {
+        this.withheldReported.add(tool.name);
+        this.log.warn(`tool "${tool.name}" is not offered: ${why}`);
+      }
+      return false;
+    });
     const hash = hashOf(tools);
+
     if (hash === this.toolsHash) return;
     const first = this.toolsHash === '';
     this.toolList = tools;
@@ -278,7 +387,7 @@ export class McpConnection {
   }
 
   private onError(client: Client, err: Error): void {
-    if (this.client !== client) return;
+    if (this.client !== client || ProgressRouter.isOwnTokenNoise(err)) return;
     this.log.debug(`transport error: ${errorText(err)}`);
     // HTTP has no process to watch: a broken notification stream is a hint, confirmed by a ping.
     if (this.handle?.kind === 'http') this.suspect(client, err);

@@ -48,6 +48,18 @@ function modelParameters(inputSchema: Tool['inputSchema']): Record<string, unkno
   return schema;
 }
 
+/**
+ * The timeout of a read-only tool on a `fastReadOnly` server. The workflow
+ * runs a read-only tool whose timeout is at most LOCAL_TOOL_MAX_TIMEOUT_MS
+ * (workflows/react-turn.ts, 2 s) as a local activity; this puts it there.
+ */
+export const FAST_READ_ONLY_TIMEOUT_MS = 2_000;
+
+function fastReadOnlyTimeout(server: McpServerConfig, risk: RiskLevel): number | undefined {
+  if (!server.fastReadOnly || risk !== 'read') return undefined;
+  return Math.min(server.timeoutMs ?? FAST_READ_ONLY_TIMEOUT_MS, FAST_READ_ONLY_TIMEOUT_MS);
+}
+
 /** Our own request timeout fires just before the activity's, so the model gets our message, and the server a cancel. */
 function requestTimeout(timeoutMs: number): number {
   return Math.max(100, timeoutMs - Math.min(500, Math.round(timeoutMs * 0.1)));
@@ -65,7 +77,7 @@ export function mcpRunnable({ server, tool, target, defaultTimeoutMs }: McpToolB
     parameters,
     risk,
     requiresConfirmation: false,
-    timeoutMs: override.timeoutMs ?? server.timeoutMs ?? defaultTimeoutMs,
+    timeoutMs: override.timeoutMs ?? fastReadOnlyTimeout(server, risk) ?? server.timeoutMs ?? defaultTimeoutMs,
     maxAttempts: maxAttemptsFor(risk, tool.annotations),
     source: 'mcp',
     // Covers what the server says about the tool, so a tool changed after approval is noticed.
