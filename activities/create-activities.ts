@@ -14,6 +14,7 @@ import { SessionArchiveRepository } from './session-archive';
 import { createSearchAttributeActivities } from './search-attribute-activities';
 import { createSummarizeActivity } from './summarize-activity';
 import { createToolActivities, type ToolSource } from './tool-activities';
+import { createPromptActivities, type McpPromptServers } from './mcp/mcp-prompts';
 import { calculateTool, currentTimeTool } from './tools/builtin-tools';
 import { forgetMemoryTool } from './tools/forget-memory-tool';
 import { meetingTools } from './tools/meeting-tools';
@@ -30,6 +31,8 @@ export interface ActivityDeps {
   extraTools?: NativeTool[];
   /** Replace the whole tool source (the MCP manager plugs in here). */
   toolSource?: ToolSource;
+  /** The MCP servers whose prompts the client may list and expand. */
+  mcpPrompts?: McpPromptServers;
   /** Long-term memory; without it the offline embedder and default settings are used. */
   memory?: { embedder: Embedder; config: MemoryConfig; cache?: RecallCache };
   /** Configured secret values (API key, MongoDB password, MCP headers/env); removed from every error an activity throws. */
@@ -69,6 +72,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities & Memory
     ...createArchiveActivities(new SessionArchiveRepository(deps.db)),
     ...createSearchAttributeActivities(),
     ...createMemoryActivities({ db: deps.db, openai: deps.openai, modelName: deps.model.name, ...memory }),
+    ...createPromptActivities(() => deps.mcpPrompts),
     ...createToolActivities({
       tools,
       results: new ToolResultStore(deps.db),

@@ -11,6 +11,9 @@ import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { agentSession } from '../workflows/agent-session';
 import type { deleteUserMemory, listUserMemories } from '../workflows/maintenance';
+import type { expandPrompt, listPrompts } from '../workflows/mcp-prompts';
+import type { ExpandPromptResult, ListPromptsResult } from '../activities/mcp/mcp-prompts';
+import { AnswerInputInput } from '../workflows/input-request';
 import type {
   DeleteMemoryInput,
   DeleteMemoryResult,
@@ -23,6 +26,7 @@ import { FailureType } from '../workflows/failure-types';
 import {
   EVENTS_TOPIC,
   WORKFLOW_TYPE,
+  answerInputUpdate,
   decideToolCallUpdate,
   endSessionSignal,
   getSessionQuery,
@@ -79,6 +83,12 @@ function parseOr<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   return result.data;
 }
 
+const ExpandPromptArgs = z.object({
+  server: z.string().min(1).max(128),
+  name: z.string().min(1).max(256),
+  arguments: z.record(z.string().max(256), z.string().max(20_000)),
+});
+
 /** Turns Temporal's errors into the client's typed ones. */
 /** The turn (and the version it was accepted at) in a `TurnCarriedOver` failure, else undefined. */
 function carriedOver(err: unknown): { turnId: string; version?: number } | undefined {
@@ -103,6 +113,7 @@ function translate(err: unknown, sessionId: string): never {
         throw new SessionClosedError(cause.message);
       case FailureType.SessionInputInvalid:
       case FailureType.ConfirmationUnknown:
+      case FailureType.InputUnknown:
         throw new SessionValidationError(cause.message, cause.type);
       default:
         break;
@@ -271,6 +282,21 @@ export class AgentClient {
     }
   }
 
+  /**
+   * Answers a question an MCP server asked during a tool call (`input_required`,
+   * or `getSession().pendingInputs`): `accept` with content that fits the
+   * server's schema, `decline` or `cancel`. A bad answer is refused with every
+   * problem named, and nothing is written.
+   */
+  async answerInput(sessionId: string, answer: z.input<typeof AnswerInputInput>): Promise<void> {
+    const input = parseOr(AnswerInputInput, answer, 'answer');
+    try {
+      await this.deadline.prompt(`answerInput in session ${sessionId}`, () => this.handle(sessionId).executeUpdate(answerInputUpdate, { args: [input] }));
+    } catch (err) {
+      translate(err, sessionId);
+    }
+  }
+
   async interrupt(sessionId: string, reason?: string): Promise<void> {
     try {
       await this.deadline.prompt(`interrupt of session ${sessionId}`, () => this.handle(sessionId).signal(interruptSignal, { reason }));
@@ -355,6 +381,24 @@ export class AgentClient {
         workflowId: `memories-delete-${input.memoryId}-${randomUUID()}`,
         args: [{ ...input, namespace }],
       }),
+    );
+  }
+
+  /** The prompts the workers' MCP servers offer (servers that could not be asked are listed with why). */
+  async listPrompts(): Promise<ListPromptsResult> {
+    return this.deadline.watched('listPrompts', () =>
+      this.client.workflow.execute<typeof listPrompts>('listPrompts', { taskQueue: this.taskQueue, workflowId: `prompts-list-${randomUUID()}`, args: [] }),
+    );
+  }
+
+  /**
+   * Expands one MCP prompt with its arguments into the text of a user message;
+   * send it with `send`/`ask` as the message (the chat's `/prompt` does).
+   */
+  async expandPrompt(server: string, name: string, args: Record<string, string> = {}): Promise<ExpandPromptResult> {
+    const input = parseOr(ExpandPromptArgs, { server, name, arguments: args }, 'prompt');
+    return this.deadline.watched(`expandPrompt ${server}/${name}`, () =>
+      this.client.workflow.execute<typeof expandPrompt>('expandPrompt', { taskQueue: this.taskQueue, workflowId: `prompts-expand-${randomUUID()}`, args: [input] }),
     );
   }
 

@@ -40,6 +40,7 @@ interface TurnRecord {
 /** The turn an event belongs to; a decision is matched to its turn through the call it decides. */
 function turnOf(event: AgentEvent, callTurns: Map<string, string>): string | undefined {
   if (event.type === 'confirmation_required') return event.confirmation.turnId;
+  if (event.type === 'input_required') return event.input.turnId;
   if (event.type === 'confirmation_decided') return callTurns.get(event.toolCallId);
   return event.turnId;
 }

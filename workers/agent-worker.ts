@@ -82,6 +82,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     limits: config.limits,
     extraTools: overrides.extraTools,
     toolSource: overrides.toolSource ?? mcp?.toolSource,
+    mcpPrompts: mcp?.pool,
     memory,
     secrets: [...configuredSecrets(config), ...(mcp?.pool.config.servers.flatMap((s) => s.secrets) ?? [])],
   });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InputAction, InputAnsweredBy, PendingInput } from './input-request';
 import { Activity, PendingConfirmation, SessionStatus, TurnOutcome } from './session-types';
 
 const base = {
@@ -84,6 +85,24 @@ export const ConfirmationDecidedEvent = z.object({
   decidedBy: z.enum(['user', 'timeout', 'interrupt']),
 });
 
+/** An MCP server asked the user for input mid-call (`elicitation/create`); answer with `answerInput`. */
+export const InputRequiredEvent = z.object({
+  type: z.literal('input_required'),
+  ...base,
+  input: PendingInput,
+});
+
+/** The wait for an input ended: a person answered, it timed out (`cancel` to the server), or the call ended first. */
+export const InputAnsweredEvent = z.object({
+  type: z.literal('input_answered'),
+  ...base,
+  turnId: z.string(),
+  inputId: z.string(),
+  toolCallId: z.string(),
+  action: InputAction,
+  answeredBy: InputAnsweredBy,
+});
+
 export const TurnCompletedEvent = z.object({
   type: z.literal('turn_completed'),
   ...base,
@@ -134,6 +153,8 @@ export const AgentEvent = z.discriminatedUnion('type', [
   ErrorEvent,
   MemoryRecalledEvent,
   CitationFlaggedEvent,
+  InputRequiredEvent,
+  InputAnsweredEvent,
 ]);
 export type AgentEvent = z.infer<typeof AgentEvent>;
 export type TextDeltaEvent = z.infer<typeof TextDeltaEvent>;

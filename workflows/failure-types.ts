@@ -19,6 +19,8 @@ export const FailureType = {
   SessionClosed: 'SessionClosed',
   SessionInputInvalid: 'SessionInputInvalid',
   ConfirmationUnknown: 'ConfirmationUnknown',
+  /** An answer for an input that is not waiting (unknown, answered, or its tool call ended). */
+  InputUnknown: 'InputUnknown',
   /** The session continued as a new run before the awaited turn ran; wait for it again (details: `{ turnId, version? }`, the version the message was accepted at). */
   TurnCarriedOver: 'TurnCarriedOver',
   ConfigInvalid: 'ConfigInvalid',

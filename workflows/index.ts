@@ -1,2 +1,3 @@
 export { agentSession } from './agent-session';
 export { deleteUserMemory, listUserMemories, maintenanceSweep } from './maintenance';
+export { expandPrompt, listPrompts } from './mcp-prompts';

@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { AnswerInputInput, GetInputInput, InputRequestedInput, InputState } from './input-request';
 import type {
   DecideToolCallInput,
   EndSessionInput,
@@ -38,6 +39,18 @@ export const waitForTurnUpdate = defineUpdate<TurnResult, [WaitForTurnInput]>('w
 export const textDeltasSignal = defineSignal<[TextDeltasInput]>('textDeltas');
 /** Progress of a running tool call, sent by the tool activity; checked and published by the workflow like `textDeltas`. */
 export const toolProgressSignal = defineSignal<[ToolProgressInput]>('toolProgress');
+/**
+ * An MCP server asked the user for input during a tool call; sent by the tool
+ * activity. The workflow checks it against the running call and publishes
+ * `input_required`; a retried attempt asking again under the same `inputId`
+ * finds the question (or its answer) already there.
+ */
+export const inputRequestedSignal = defineSignal<[InputRequestedInput]>('inputRequested');
+/** A person's answer to a pending input (`accept` with content matching the server's schema, `decline` or `cancel`). */
+export const answerInputSignal = defineSignal<[AnswerInputInput]>('answerInput');
+export const answerInputUpdate = defineUpdate<{ accepted: true }, [AnswerInputInput]>('answerInput');
+/** The state of one input, for the tool activity waiting on it. */
+export const getInputQuery = defineQuery<InputState, [GetInputInput]>('getInput');
 
 /** Topic of the workflow stream that carries `AgentEvent`s. */
 export const EVENTS_TOPIC = 'events';

@@ -1,7 +1,9 @@
 import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
 import { FailureType } from './failure-types';
 import { invalidInput, parseSignalInput, parseUpdateInput } from './input-guard';
+import { registerInputHandlers } from './input-handlers';
 import {
+  answerInputUpdate,
   decideToolCallSignal,
   decideToolCallUpdate,
   endSessionSignal,
@@ -39,6 +41,7 @@ export function refuseStart(message: string): never {
   setHandler(sendMessageUpdate, (_input) => Promise.reject(invalidInput(message)), { validator: (_input) => refuse() });
   setHandler(decideToolCallUpdate, (_input) => Promise.reject(invalidInput(message)), { validator: (_input) => refuse() });
   setHandler(waitForTurnUpdate, (_input) => Promise.reject(invalidInput(message)), { validator: (_input) => refuse() });
+  setHandler(answerInputUpdate, (_input) => Promise.reject(invalidInput(message)), { validator: (_input) => refuse() });
   throw invalidInput(message);
 }
 
@@ -164,4 +167,5 @@ export function registerSessionHandlers(run: SessionRun): void {
     const { turnId, toolCallId, progress, total, message } = input;
     run.events.emit({ type: 'tool_call_progress', turnId, toolCallId, ...call, progress, total, message });
   });
+  registerInputHandlers(run);
 }

@@ -17,6 +17,7 @@ import {
   type Turn,
   type TurnResult,
 } from './session-types';
+import { InputBook } from './input-book';
 import { DeltaGate, ToolProgressGate } from './text-deltas';
 import { ToolPins } from './tool-pins';
 import { nowIso } from './workflow-clock';
@@ -65,6 +66,8 @@ export class SessionRun {
   readonly events: EventEmitter;
   readonly deltaGate = new DeltaGate();
   readonly progressGate = new ToolProgressGate();
+  /** Questions servers asked during running tool calls (elicitation), and their answers. */
+  readonly inputs = new InputBook(this.progressGate);
   canUpsertStatus: boolean;
 
   constructor(
@@ -174,6 +177,7 @@ export class SessionRun {
       currentStep: this.running?.step ?? 0,
       queuedMessages: this.queue.length,
       pendingConfirmations: [...this.pending.values()],
+      pendingInputs: this.inputs.pendingInputs(),
       window: [...context.window],
       unfoldedTurns: context.unfolded.length,
       summary: context.summary,

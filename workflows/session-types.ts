@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ChatMessage } from './chat-message';
 import { RiskLevel } from './tool-spec';
 import type { KeyFact } from './key-facts';
+import type { PendingInput } from './input-request';
 import type { SessionSummary } from './session-summary';
 
 /** Whose session this is. Every memory read and write is scoped by it. */
@@ -129,7 +130,7 @@ export const SessionStatus = z.enum(['created', 'active', 'archived', 'expired']
 export type SessionStatus = z.infer<typeof SessionStatus>;
 
 /** What the session is doing right now, finer than its lifecycle status. */
-export const Activity = z.enum(['idle', 'thinking', 'running_tools', 'awaiting_confirmation']);
+export const Activity = z.enum(['idle', 'thinking', 'running_tools', 'awaiting_confirmation', 'awaiting_input']);
 export type Activity = z.infer<typeof Activity>;
 
 export const TurnOutcome = z.enum(['completed', 'interrupted', 'step_limit', 'failed']);
@@ -218,6 +219,8 @@ export const SessionCounters = z.object({
   signalsIgnored: z.number().int().default(0),
   /** Events the workflow built but could not publish (a bug if ever non-zero). */
   eventsDropped: z.number().int().default(0),
+  /** Questions MCP servers asked the user during tool calls (elicitation). */
+  inputsRequested: z.number().int().default(0),
 });
 export type SessionCounters = z.infer<typeof SessionCounters>;
 
@@ -239,6 +242,7 @@ export const emptyCounters = (): SessionCounters => ({
   modelFailures: 0,
   signalsIgnored: 0,
   eventsDropped: 0,
+  inputsRequested: 0,
 });
 
 /** What the `getSession` query returns. */
@@ -255,6 +259,8 @@ export interface SessionView {
   currentStep: number;
   queuedMessages: number;
   pendingConfirmations: PendingConfirmation[];
+  /** Questions MCP servers asked during tool calls, waiting for `answerInput`. */
+  pendingInputs: PendingInput[];
   window: Turn[];
   /** Evicted turns whose fold into the summary is still pending (kept raw meanwhile). */
   unfoldedTurns: number;

@@ -59,6 +59,11 @@ export class ToolProgressGate {
     this.running.delete(toolCallId);
   }
 
+  /** The running call with this id, if any (its turn, name and step, as the workflow recorded them). */
+  call(toolCallId: string): Readonly<Omit<RunningCall, 'seq'>> | undefined {
+    return this.running.get(toolCallId);
+  }
+
   /** The call's name and step when the signal may be published, else why not. */
   admit(input: { turnId: string; toolCallId: string; seq: number }): { toolName: string; step: number } | string {
     const call = this.running.get(input.toolCallId);

@@ -1,6 +1,7 @@
 import type { McpConfig } from './mcp-config';
 import { McpConnection, type McpConnectionOptions } from './mcp-connection';
 import { consoleMcpLogger, type McpLogger } from './mcp-log';
+import type { McpProtocolExtras } from './mcp-protocol-extras';
 
 export interface McpPoolOptions {
   connectTimeoutMs: number;
@@ -11,6 +12,8 @@ export interface McpPoolOptions {
   logger?: McpLogger;
   /** Token store for HTTP servers that declare `oauth`. */
   oauth?: McpConnectionOptions['oauth'];
+  /** Resources and elicitation per server (mcp-protocol-extras.ts). */
+  extras?: McpProtocolExtras;
 }
 
 /**
@@ -33,6 +36,7 @@ export class McpConnectionPool {
         logger: options.logger ?? consoleMcpLogger,
         onToolsChanged: () => this.changed(),
         oauth: options.oauth,
+        protocol: options.extras?.forServer(server.name),
       });
       this.byName.set(server.name, connection);
     }

@@ -29,6 +29,8 @@ export interface McpConnectionOptions {
   reconnect?: { initialDelayMs: number; maxDelayMs: number };
   logger: McpLogger;
   onToolsChanged?: (connection: McpConnection) => void;
+  /** Resources and elicitation (mcp-protocol-extras.ts): set up on each new client, told when it is ready. */
+  protocol?: { configure(client: Client): void; connected(client: Client): void };
   /** Token store for HTTP servers that declare `oauth`. */
   oauth?: McpOAuth;
 }
@@ -176,6 +178,18 @@ export class McpConnection {
     }
   }
 
+  /** Runs one request (resources, prompts) on the live client, waiting briefly for a reconnect like a tool call. */
+  async withClient<T>(timeoutMs: number, signal: AbortSignal | undefined, fn: (client: Client, timeoutMs: number) => Promise<T>): Promise<T> {
+    const started = Date.now();
+    const client = await this.readyClient(Math.min(this.options.connectTimeoutMs, timeoutMs / 2), signal ?? new AbortController().signal);
+    try {
+      return await fn(client, Math.max(1, timeoutMs - (Date.now() - started)));
+    } catch (err) {
+      if (isConnectionFailure(err)) this.suspect(client, err);
+      throw err;
+    }
+  }
+
   /**
    * Fetches the tool list now (also done on `list_changed` and on the interval).
    * A request during a fetch runs one more fetch after it: the running one may
@@ -252,6 +266,7 @@ export class McpConnection {
     if (this.isClosed()) throw new McpUnavailableError(this.name, 'the connection pool is closed');
     const handle = createTransport(this.server, this.log, this.oauth);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
+    this.options.protocol?.configure(client);
     this.progress.attach(handle.transport);
     const pending = { client, handle };
     this.pending = pending;
@@ -286,6 +301,7 @@ export class McpConnection {
     this.attempt = 0;
     this.lastErrorText = undefined;
     this.connectCount += 1;
+    this.options.protocol?.connected(client);
     this.setTools(tools);
     clearInterval(this.refreshTimer);
     this.refreshTimer = setInterval(() => void this.refreshTools('interval'), this.options.refreshIntervalMs);

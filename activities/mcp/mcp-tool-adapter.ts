@@ -5,7 +5,8 @@ import { hashOf, type RunnableTool } from '../tools/tool-registry';
 import type { McpServerConfig } from './mcp-config';
 import type { McpCallOptions } from './mcp-connection';
 import { mcpCallFailure, toolReportedError, type McpCallSite } from './mcp-errors';
-import { redact } from './mcp-log';
+import { consoleMcpLogger, redact, type McpLogger } from './mcp-log';
+import { durableAsker, type ElicitationBroker } from './mcp-elicitation';
 import { progressReporter } from './mcp-progress';
 import { resultToText } from './mcp-result';
 import { mcpToolName } from './mcp-tool-name';
@@ -21,6 +22,9 @@ export interface McpToolBinding {
   target: McpCallTarget;
   /** Used when neither the tool override nor the server sets a timeout. */
   defaultTimeoutMs: number;
+  /** Routes the server's elicitation requests to the call that caused them (mcp-elicitation.ts). */
+  elicitation?: ElicitationBroker;
+  logger?: McpLogger;
 }
 
 /**
@@ -66,7 +70,7 @@ function requestTimeout(timeoutMs: number): number {
 }
 
 /** An MCP tool as a runnable tool: spec from the server's listing and the config, calls through the shared connection. */
-export function mcpRunnable({ server, tool, target, defaultTimeoutMs }: McpToolBinding): RunnableTool {
+export function mcpRunnable({ server, tool, target, defaultTimeoutMs, elicitation, logger }: McpToolBinding): RunnableTool {
   const override = server.toolOverrides[tool.name] ?? {};
   const parameters = modelParameters(tool.inputSchema);
   const risk = override.risk ?? riskFromAnnotations(tool.annotations);
@@ -89,6 +93,8 @@ export function mcpRunnable({ server, tool, target, defaultTimeoutMs }: McpToolB
     spec,
     async run(args, ctx) {
       const progress = progressReporter(ctx, clean);
+      // A question the server asks during this call becomes a durable wait in the session.
+      const release = elicitation?.enter(durableAsker(ctx, { server: server.name, clean, log: logger ?? consoleMcpLogger }));
       try {
         const result = await target.callTool(tool.name, args, {
           signal: ctx.signal,
@@ -101,6 +107,7 @@ export function mcpRunnable({ server, tool, target, defaultTimeoutMs }: McpToolB
       } catch (err) {
         throw mcpCallFailure(err, site);
       } finally {
+        release?.();
         await progress.close();
       }
     },

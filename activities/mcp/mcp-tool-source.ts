@@ -4,6 +4,8 @@ import { ToolCatalogError, buildCatalog, type RunnableTool } from '../tools/tool
 import type { McpServerConfig } from './mcp-config';
 import type { McpConnectionPool } from './mcp-connection-pool';
 import { consoleMcpLogger, type McpLogger } from './mcp-log';
+import type { McpProtocolExtras } from './mcp-protocol-extras';
+import { resourceRunnables } from './mcp-resource-tools';
 import { mcpRunnable } from './mcp-tool-adapter';
 
 export interface McpToolSourceOptions {
@@ -13,6 +15,8 @@ export interface McpToolSourceOptions {
   /** Per-call timeout for MCP tools with none configured. */
   defaultTimeoutMs: number;
   logger?: McpLogger;
+  /** Resources and elicitation per server; without it, tools only. */
+  extras?: McpProtocolExtras;
 }
 
 /** The server's tools after its allow and deny lists. */
@@ -34,7 +38,7 @@ interface Candidate {
  */
 export class McpToolSource implements ToolSource {
   private built: ReturnType<ToolSource['current']> | null = null;
-  private builtAt = -1;
+  private builtAt = '';
   private readonly reported = new Set<string>();
   private readonly logger: McpLogger;
 
@@ -43,7 +47,7 @@ export class McpToolSource implements ToolSource {
   }
 
   current(): ReturnType<ToolSource['current']> {
-    const version = this.options.pool.version;
+    const version = `${this.options.pool.version}:${this.options.extras?.version ?? 0}`;
     if (this.built && this.builtAt === version) return this.built;
     const { kept, collisions } = this.collect();
     for (const message of collisions) {
@@ -69,8 +73,24 @@ export class McpToolSource implements ToolSource {
       ...pool.connections.flatMap((connection) =>
         selectTools(connection.server, connection.tools).map((tool) => ({
           owner: `MCP server "${connection.name}" (tool "${tool.name}")`,
-          tool: mcpRunnable({ server: connection.server, tool, target: connection, defaultTimeoutMs }),
+          tool: mcpRunnable({
+            server: connection.server,
+            tool,
+            target: connection,
+            defaultTimeoutMs,
+            elicitation: this.options.extras?.forServer(connection.name).elicitation,
+            logger: this.logger,
+          }),
         })),
+      ),
+      // After the servers' own tools, so a server tool that happens to be named read_resource keeps its name.
+      ...pool.connections.flatMap((connection) =>
+        this.options.extras
+          ? resourceRunnables({ server: connection.server, extras: this.options.extras.forServer(connection.name), access: connection, defaultTimeoutMs }).map((tool) => ({
+              owner: `MCP server "${connection.name}" (resources)`,
+              tool,
+            }))
+          : [],
       ),
     ];
     const owners = new Map<string, string>();

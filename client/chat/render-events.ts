@@ -170,6 +170,21 @@ export class EventRenderer {
             (event.action === 'regenerated' ? 'asking the model again' : 'citation removed'),
         );
         return;
+      case 'input_required': {
+        const i = event.input;
+        const n = this.callNumber(i.turnId, i.toolCallId);
+        const fields = Object.keys((i.requestedSchema.properties ?? {}) as Record<string, unknown>).join(', ');
+        this.line(
+          `  ${s.magenta(`? tool #${n} (${i.server}) asks:`)} ${oneLine(i.message, PREVIEW_MAX)} ` +
+            s.dim(`[${i.inputId}; fields: ${fields || 'none'}; cancelled if unanswered by ${i.expiresAt.slice(11, 19)} UTC]`),
+        );
+        return;
+      }
+      case 'input_answered': {
+        const who = event.answeredBy === 'user' ? '' : s.dim(` (${event.answeredBy.replace('_', ' ')})`);
+        this.line(`  ${s.magenta('?')} ${event.inputId}: ${event.action}${who}`);
+        return;
+      }
       default: {
         const unhandled: never = event;
         throw new Error(`render-events: unhandled event ${JSON.stringify(unhandled)}`);

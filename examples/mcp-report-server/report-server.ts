@@ -1,5 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { recordEvent } from './event-log';
 import { QUARTERS, REGIONS, REPORTS, queryReport } from './report-data';
@@ -49,6 +49,50 @@ function registerExtraTool(server: McpServer): void {
       });
       return text(`${quarter}\n${lines.join('\n')}`);
     },
+  );
+}
+
+/** Lines of the audit log resource: large on purpose, so a read of it is cut for the model and stored whole. */
+export const AUDIT_LOG_LINES = 2_000;
+
+/** Every report as a resource (`report://<name>`), a large audit log, and a prompt for a quarterly review. */
+function registerResourcesAndPrompts(server: McpServer): void {
+  for (const report of REPORTS) {
+    server.registerResource(
+      report,
+      `report://${report}`,
+      { title: `The ${report} report`, description: `Every quarterly figure of the ${report} report, per region, as JSON.`, mimeType: 'application/json' },
+      async (uri) => {
+        recordEvent({ event: 'read_resource', uri: uri.href });
+        return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ report, ...queryReport(report, {}) }) }] };
+      },
+    );
+  }
+  server.registerResource(
+    'audit-log',
+    'report://audit-log',
+    { title: 'Audit log', description: 'Every change to the reports, one line each (long).', mimeType: 'text/plain' },
+    async (uri) => {
+      recordEvent({ event: 'read_resource', uri: uri.href });
+      const lines = Array.from({ length: AUDIT_LOG_LINES }, (_, i) => `${String(i + 1).padStart(5, '0')} report figures reviewed and signed off by the finance team`);
+      return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: lines.join('\n') }] };
+    },
+  );
+  server.registerPrompt(
+    'quarter_review',
+    {
+      title: 'Quarterly review',
+      description: 'Asks for a review of one quarter across every report.',
+      argsSchema: { quarter: z.enum(QUARTERS), focus: z.string().optional() },
+    },
+    ({ quarter, focus }) => ({
+      messages: [
+        {
+          role: 'user',
+          content: { type: 'text', text: `Review ${quarter}: compare revenue, tickets closed and headcount per region${focus ? `, focusing on ${focus}` : ''}, and name the biggest change.` },
+        },
+      ],
+    }),
   );
 }
 
@@ -164,6 +208,47 @@ export function buildReportServer(state: ReportServerState): McpServer {
       recordEvent({ event: 'call', tool: 'delete_report', report });
       state.deleted.add(report);
       return text(`Report "${report}" deleted.`);
+    },
+  );
+
+  registerResourcesAndPrompts(server);
+
+  server.registerTool(
+    'confirm_export',
+    {
+      description:
+        'Exports a report after asking the user (MCP elicitation) which format they want and where to send it. ' +
+        'Waits for the answer; a declined or cancelled question exports nothing.',
+      inputSchema: { report: z.enum(REPORTS) },
+      // Read-only and idempotent: a retried call (after a worker crash) asks again under the same question id.
+      annotations: { readOnlyHint: true, idempotentHint: true },
+    },
+    async ({ report }, extra) => {
+      recordEvent({ event: 'elicit_asked', tool: 'confirm_export', report });
+      const answer = await extra.sendRequest(
+        {
+          method: 'elicitation/create',
+          params: {
+            message: `Export the ${report} report: which format, and who should receive it?`,
+            requestedSchema: {
+              type: 'object',
+              properties: {
+                format: { type: 'string', title: 'Format', enum: ['csv', 'json'] },
+                recipient: { type: 'string', title: 'Recipient e-mail', format: 'email' },
+              },
+              required: ['format'],
+            },
+          },
+        },
+        ElicitResultSchema,
+        // A person answers: give them time (the client bounds the wait itself).
+        { timeout: 10 * 60_000 },
+      );
+      recordEvent({ event: 'elicit_answered', tool: 'confirm_export', action: answer.action, content: answer.content ?? null });
+      if (answer.action !== 'accept') return text(`Export of ${report} ${answer.action === 'decline' ? 'declined' : 'cancelled'} by the user; nothing was exported.`);
+      const format = String(answer.content?.format ?? 'csv');
+      const recipient = answer.content?.recipient ? ` and sent to ${String(answer.content.recipient)}` : '';
+      return text(`Exported ${report} as ${format}${recipient}.`);
     },
   );
 
