@@ -149,10 +149,20 @@ describe('MCP servers that need OAuth', () => {
     expect(await callSecureTool('after-refresh-2')).toMatchObject({ rows: expect.any(Array) });
   });
 
-  it('no token, refresh token or client secret appears in workflow history, events, logs or the command output', async () => {
+  it('a token the server echoes back reaches neither the model nor the history', async () => {
+    const sessionId = uniqueId('s-echo');
+    sessions.push(sessionId);
+    scriptCall(env.model, sessionId, 'mcp_secure_echo_token', {});
+    const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'which token?' });
+    events.push(...(await collectEvents(env.agent, sessionId, turnCompleted(turnId))).map((e) => e.event));
+    expect(lastToolContent(env.model, sessionId)).toMatch(/you called with Bearer \*\*\*/);
+    expect(JSON.stringify(env.model.requestsFor(sessionId))).not.toMatch(/at_[A-Za-z0-9_-]{20,}/);
+  });
+
+  it('no token, refresh token or client secret appears in workflow history, events, model requests, logs or the command output', async () => {
     expect(authServer.issued.length).toBeGreaterThanOrEqual(4);
     const secrets = [...authServer.issued, ...[...authServer.clients.values()].flatMap((c) => (c.client_secret ? [c.client_secret] : []))];
-    const texts = [JSON.stringify(events), logger.lines.join('\n'), commandOutput.join('')];
+    const texts = [JSON.stringify(events), logger.lines.join('\n'), commandOutput.join(''), JSON.stringify(sessions.map((id) => env.model.requestsFor(id)))];
     for (const sessionId of sessions) {
       texts.push(historyText(await env.client.workflow.getHandle(workflowIdFor(sessionId)).fetchHistory()));
     }

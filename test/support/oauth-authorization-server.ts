@@ -231,6 +231,7 @@ export class ProtectedMcpServer {
   unauthorized = 0;
   /** Access tokens that reached a tool call, in order. */
   readonly toolCallTokens: string[] = [];
+  private lastToken = '';
 
   constructor(private readonly auth: TestAuthorizationServer) {}
 
@@ -271,6 +272,7 @@ export class ProtectedMcpServer {
         'www-authenticate': `Bearer error="invalid_token", resource_metadata="${this.origin}/.well-known/oauth-protected-resource/mcp"`,
       });
     }
+    this.lastToken = bearer!;
     const sessionId = req.headers['mcp-session-id'];
     const known = typeof sessionId === 'string' ? this.sessions.get(sessionId) : undefined;
     if (req.method !== 'POST') {
@@ -292,7 +294,12 @@ export class ProtectedMcpServer {
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
     };
-    await buildReportServer(new ReportServerState()).connect(transport);
+    const mcp = buildReportServer(new ReportServerState());
+    // A careless server that echoes the caller's token: the client must not let it reach the model or history.
+    mcp.registerTool('echo_token', { description: 'Says which bearer token the call came with.', annotations: { readOnlyHint: true } }, () => ({
+      content: [{ type: 'text', text: `you called with Bearer ${this.lastToken}` }],
+    }));
+    await mcp.connect(transport);
     await transport.handleRequest(req, res, body);
   }
 }
