@@ -1,6 +1,15 @@
 import { ApplicationFailure, log } from '@temporalio/workflow';
 import type { z } from 'zod';
 import { FailureType } from './failure-types';
+import { payloadBytes } from './payload-budget';
+
+/**
+ * Bytes an update's input may take. An accepted update's input is written to
+ * history and a rejected one is echoed back to the server in the rejection,
+ * so the bound applies before the schema (which drops unknown fields and
+ * would otherwise accept a small message carrying megabytes beside it).
+ */
+export const MAX_UPDATE_INPUT_BYTES = 512 * 1024;
 
 /** `path: message; ...` for every issue, so a caller sees each bad field at once. */
 export function describeZodError(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): string {
@@ -20,6 +29,10 @@ export function invalidInput(message: string): ApplicationFailure {
  * anything is written to history, with every invalid field named.
  */
 export function parseUpdateInput<T>(schema: z.ZodType<T>, raw: unknown, name: string): T {
+  const bytes = payloadBytes(raw);
+  if (bytes > MAX_UPDATE_INPUT_BYTES) {
+    throw invalidInput(`Invalid ${name} input: ${Number.isFinite(bytes) ? `${bytes} bytes` : 'an input that cannot be encoded'}; the limit is ${MAX_UPDATE_INPUT_BYTES} bytes.`);
+  }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw invalidInput(`Invalid ${name} input: ${describeZodError(parsed.error)}`);
   return parsed.data;

@@ -26,6 +26,7 @@ import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
 import { nowMs } from './workflow-clock';
 import type { ToolSpec } from './tool-spec';
 import type { ToolProgressGate } from './text-deltas';
+import { uniqueCallIds } from './tool-call-ids';
 
 // Every call passes its own options (timeouts, retries, a summary for the Web UI) through executeWithOptions.
 const { callModel, executeTool } = proxyActivities<SessionActivities>({
@@ -219,7 +220,8 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     ctx.onModelCall(attempt);
     if (reply.content) texts.push(reply.content);
     const assistant: AssistantMessage = { role: 'assistant', content: reply.content };
-    if (reply.toolCalls.length > 0) assistant.tool_calls = reply.toolCalls;
+    const replyCalls = uniqueCallIds(reply.toolCalls);
+    if (replyCalls.length > 0) assistant.tool_calls = replyCalls;
     ctx.messages.push(assistant);
     if (reply.toolCalls.length === 0) {
       const check = ctx.citations ? checkCitations(reply.content ?? '', ctx.citations.injectedIds) : null;
@@ -253,7 +255,7 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     }
     const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t.chars]));
     const dialect = patched(TOOL_ARGS_FULL_JSON_SCHEMA) ? 'full' : 'legacy';
-    const plans = reply.toolCalls.map((call, index) => planToolCall(call, tools, options.toolPolicy, truncated.get(index), dialect));
+    const plans = replyCalls.map((call, index) => planToolCall(call, tools, options.toolPolicy, truncated.get(index), dialect));
     ctx.setActivity('running_tools');
     // Calls from one response are independent by construction: each goes its own way
     // (confirm, run) concurrently, and results are appended in the order of the calls.

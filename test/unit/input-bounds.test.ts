@@ -3,6 +3,7 @@ import { DeltaGate, ToolProgressGate } from '../../workflows/text-deltas';
 import { boundToolCalls } from '../../activities/model-output-bounds';
 import { MODEL_OUTPUT_LIMITS } from '../../workflows/model-output-limits';
 import { payloadBytes } from '../../workflows/payload-budget';
+import { uniqueCallIds } from '../../workflows/tool-call-ids';
 
 describe('JSON bounds on model arguments', () => {
   it('accepts ordinary arguments', () => {
@@ -96,5 +97,20 @@ describe('the tool progress gate', () => {
     expect(gate.admit({ turnId: 'turn-2', toolCallId: 'call_a', seq: 2 })).toMatch(/not running/);
     gate.finished('call_a');
     expect(gate.admit({ turnId: 'turn-1', toolCallId: 'call_a', seq: 3 })).toMatch(/not running/);
+  });
+});
+
+describe('tool call ids of one response', () => {
+  const call = (id: string) => ({ id, type: 'function' as const, function: { name: 'local_note', arguments: '{}' } });
+
+  it('stay as they are when unique', () => {
+    const calls = [call('call_a'), call('call_b')];
+    expect(uniqueCallIds(calls)).toEqual(calls);
+  });
+
+  it('are made unique when the model repeats one, so every tool message answers exactly one call', () => {
+    const ids = uniqueCallIds([call('call_0'), call('call_0'), call('call_0_1'), call('call_0')]).map((c) => c.id);
+    expect(ids[0]).toBe('call_0');
+    expect(new Set(ids).size).toBe(4);
   });
 });
