@@ -32,6 +32,9 @@ const HELP = [
   'Type a message and press Enter. Commands:',
   '  /stop      interrupt the running turn (Ctrl-C does the same while a turn runs)',
   '  /session   show the session (getSession)',
+  '  /prompts   list the MCP servers\' prompts',
+  '  /prompt <server> <name> [json args]   expand an MCP prompt and send it as your message',
+  '  /answer <inputId> accept {json} | decline | cancel   answer a question an MCP server asked',
   '  /quit      leave; the session stays open and --session resumes it',
   'When a tool needs confirmation, answer y or n.',
 ];
@@ -155,6 +158,12 @@ export class ChatApp {
         return this.quit();
       case '/session':
         return this.showSession();
+      case '/prompts':
+        return this.listPrompts();
+      case '/prompt':
+        return this.sendPrompt(line);
+      case '/answer':
+        return this.answerInput(line);
       case '/help':
         HELP.forEach((l) => this.say(this.style.dim(l)));
         return this.showPrompt();
@@ -162,6 +171,60 @@ export class ChatApp {
         this.say(this.style.yellow(`Unknown command ${name}. /help lists them.`));
         return this.showPrompt();
     }
+  }
+
+  private async listPrompts(): Promise<void> {
+    try {
+      const { prompts, unavailable } = await this.agent.listPrompts();
+      if (prompts.length === 0) this.say(this.style.dim('No MCP server offers prompts.'));
+      for (const p of prompts) {
+        const args = p.arguments.map((a) => `${a.name}${a.required ? '' : '?'}`).join(', ');
+        this.say(`  ${p.server} ${this.style.bold(p.name)}(${args})${p.description ? this.style.dim(` ${p.description}`) : ''}`);
+      }
+      for (const u of unavailable) this.say(this.style.yellow(`  ${u.server}: ${u.reason}`));
+    } catch (err) {
+      this.say(this.style.red(`Could not list prompts: ${err instanceof Error ? err.message : String(err)}`));
+    }
+    return this.showPrompt();
+  }
+
+  /** `/prompt <server> <name> [json args]`: the expanded prompt becomes the user's message. */
+  private async sendPrompt(line: string): Promise<void> {
+    const match = /^\/prompt\s+(\S+)\s+(\S+)\s*(.*)$/.exec(line);
+    if (!match) {
+      this.say(this.style.yellow('Usage: /prompt <server> <name> [{"arg": "value"}]'));
+      return this.showPrompt();
+    }
+    const [, server, name, rawArgs] = match as unknown as [string, string, string, string];
+    let args: Record<string, string> = {};
+    try {
+      const parsed: unknown = rawArgs.trim() ? JSON.parse(rawArgs) : {};
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('arguments must be a JSON object');
+      args = Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+      const expanded = await this.agent.expandPrompt(server, name, args);
+      this.say(this.style.dim(`  (prompt ${server}/${name}) ${expanded.text.length > 200 ? `${expanded.text.slice(0, 199)}…` : expanded.text}`));
+      return this.send(expanded.text);
+    } catch (err) {
+      this.say(this.style.red(`Could not expand the prompt: ${err instanceof Error ? err.message : String(err)}`));
+      return this.showPrompt();
+    }
+  }
+
+  /** `/answer <inputId> accept {json} | decline | cancel`. */
+  private async answerInput(line: string): Promise<void> {
+    const match = /^\/answer\s+(\S+)\s+(accept|decline|cancel)\s*(.*)$/.exec(line);
+    if (!match) {
+      this.say(this.style.yellow('Usage: /answer <inputId> accept {"field": "value"} | decline | cancel'));
+      return this.showPrompt();
+    }
+    const [, inputId, action, rawContent] = match as unknown as [string, string, 'accept' | 'decline' | 'cancel', string];
+    try {
+      const content = action === 'accept' ? (JSON.parse(rawContent.trim() || '{}') as Record<string, string | number | boolean | string[]>) : undefined;
+      await this.agent.answerInput(this.sessionId, { inputId, action, ...(content ? { content } : {}) });
+    } catch (err) {
+      this.say(this.style.red(`Could not answer: ${err instanceof Error ? err.message : String(err)}`));
+    }
+    return this.showPrompt();
   }
 
   private async send(text: string): Promise<void> {
