@@ -31,7 +31,7 @@ export function invalidInput(message: string): ApplicationFailure {
 export function parseUpdateInput<T>(schema: z.ZodType<T>, raw: unknown, name: string): T {
   const bytes = payloadBytes(raw);
   if (bytes > MAX_UPDATE_INPUT_BYTES) {
-    throw invalidInput(`Invalid ${name} input: ${Number.isFinite(bytes) ? `${bytes} bytes` : 'an input that cannot be encoded'}; the limit is ${MAX_UPDATE_INPUT_BYTES} bytes.`);
+    throw invalidInput(`Invalid ${name} input: ${Number.isFinite(bytes) ? `${bytes} bytes` : 'an input nested too deeply to encode'}; the limit is ${MAX_UPDATE_INPUT_BYTES} bytes.`);
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw invalidInput(`Invalid ${name} input: ${describeZodError(parsed.error)}`);

@@ -14,7 +14,7 @@ import type { SessionOptionsInput, SessionView, TurnResult } from '../../../work
 import { Delivery, type PoisonCase } from './poison-case';
 import { PoisonModel, pongFor, toolTurnMessage } from './poison-model';
 import type { RawArg } from './raw-json';
-import { BENIGN_CAUSES, readWholeStream, taskFailuresOfAllRuns, taskFailuresOf, withTimeout, type TaskFailure } from './session-health';
+import { isBenignTaskFailure, readWholeStream, taskFailuresOfAllRuns, taskFailuresOf, withTimeout, type TaskFailure } from './session-health';
 
 /** The real stack the cases go to. */
 export interface PoisonTarget {
@@ -200,7 +200,7 @@ export class PoisonSession {
     check.answered = asked.ok && asked.turn?.text === pongFor(message);
     check.why = asked.ok && !check.answered ? `answered ${JSON.stringify(asked.turn)} to "${message}", expected "${pongFor(message)}"`.slice(0, 600) : asked.why;
     const failures = await taskFailuresOfAllRuns(this.target.client, this.workflowId, this.closedChecked, this.seenRuns);
-    check.taskFailures = failures.filter((f) => !BENIGN_CAUSES.has(f.cause));
+    check.taskFailures = failures.filter((f) => !isBenignTaskFailure(f));
     check.benignTaskFailures = failures.length - check.taskFailures.length;
     if (!asked.ok) return check;
     const last = await withTimeout(this.target.agent.getSession(this.sessionId), this.timeouts.caseMs);
@@ -254,7 +254,7 @@ export async function runStartCase(target: PoisonTarget, c: Extract<PoisonCase, 
         : { case: c, delivery: Delivery.accepted, detail: 'the options were valid after all' };
   const taskFailures: TaskFailure[] = [];
   const run = await target.client.workflow.getHandle(workflowId).describe().catch(() => undefined);
-  if (run) taskFailures.push(...(await taskFailuresOf(target.client, workflowId, run.runId)).filter((f) => !BENIGN_CAUSES.has(f.cause)));
+  if (run) taskFailures.push(...(await taskFailuresOf(target.client, workflowId, run.runId)).filter((f) => !isBenignTaskFailure(f)));
   await target.client.workflow.getHandle(workflowId).terminate('poison suite: start case done').catch(() => undefined);
   return { outcome, taskFailures, frozen: outcome.delivery === Delivery.timedOut };
 }

@@ -28,6 +28,21 @@ export const BENIGN_CAUSES = new Set([
   'WorkflowTaskTimedOut TIMEOUT_TYPE_SCHEDULE_TO_START',
 ]);
 
+/**
+ * An update over the server's own 2 MB payload limit reaches the worker, but
+ * its rejection (or acceptance) echoes the input back and the server refuses
+ * that message: it fails the workflow task once, drops the update, and the
+ * session carries on. No workflow code can avoid the echo (see
+ * docs/robustness.md), so this one failure is counted apart, by cause and
+ * message, and the session must still answer afterwards like any other.
+ */
+export function isServerOversizeRefusal(f: TaskFailure): boolean {
+  return f.cause === 'WORKFLOW_TASK_FAILED_CAUSE_BAD_UPDATE_WORKFLOW_EXECUTION_MESSAGE' && /exceeds size limit/.test(f.message);
+}
+
+/** Failures that are no input's fault and freeze nothing (see above). */
+export const isBenignTaskFailure = (f: TaskFailure): boolean => BENIGN_CAUSES.has(f.cause) || isServerOversizeRefusal(f);
+
 export async function withTimeout<T>(work: Promise<T>, ms: number): Promise<{ value: T } | { error: unknown } | { timedOut: true }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<{ timedOut: true }>((resolve) => {
