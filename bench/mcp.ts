@@ -10,7 +10,11 @@
  * regular activity, where a read-only tool with the default 10 s timeout
  * goes. Prints per-call latency side by side and the added latency (median,
  * p95); the last line is one JSON object, whose `<transport>_added_ms_*` are
- * the local placement's. Brings up the local stack, the scripted model, the
+ * the local placement's. Last, recovery: the HTTP server is killed, kept down
+ * for BENCH_MCP_OUTAGE_MS (8 s) and started again; the JSON line gains
+ * `reconnect_ms_after_up` (listening -> connection ready) and
+ * `first_call_after_up_ok` (target: true, the first session call after the
+ * server is up succeeds). Brings up the local stack, the scripted model, the
  * example report server and a worker itself.
  *
  *   npx tsx bench/mcp.ts     (BENCH_MCP_CALLS=200 calls per path, BENCH_MCP_CALLS_PER_TURN=10)
@@ -41,6 +45,8 @@ const CALLS = Number(process.env.BENCH_MCP_CALLS ?? 200);
 /** Tool calls per turn, one per model step. A fresh session per turn keeps the context, and so each workflow task, as small as in a typical conversation. */
 const CALLS_PER_TURN = Number(process.env.BENCH_MCP_CALLS_PER_TURN ?? 10);
 const WARMUP = 10;
+/** How long the HTTP server stays down in the recovery measurement. */
+const OUTAGE_MS = Number(process.env.BENCH_MCP_OUTAGE_MS ?? 8_000);
 const TARGET_ADDED_MS = 25;
 const ROOT = resolve(__dirname, '..');
 const SERVER_MAIN = join(ROOT, 'examples/mcp-report-server/main.ts');
@@ -68,8 +74,8 @@ const nativeNoop = (placement: Placement) =>
   }) as unknown as NativeTool;
 
 
-async function startHttpServer(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER_MAIN, '--http', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+async function startHttpServer(port = 0): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER_MAIN, '--http', '--port', String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((ok, fail) => {
     child.stdout?.on('data', (d: Buffer) => {
       const match = /listening (\S+)/.exec(d.toString());
@@ -144,6 +150,58 @@ async function sessionCalls(agent: AgentClient, tools: string[]): Promise<Map<st
   return new Map([...samples].map(([tool, xs]) => [tool, xs.slice(WARMUP, WARMUP + CALLS)]));
 }
 
+/**
+ * Recovery after an outage: the HTTP server is killed, stays down for
+ * OUTAGE_MS (long enough for the backoff to grow past several seconds), and is
+ * started again on its port. A session's tool call is sent the moment the
+ * server listens. `reconnect_ms_after_up`: from listening to the connection
+ * being ready again; the target is that the first call after the server is up
+ * succeeds (`first_call_after_up_ok`), rather than failing until the next
+ * backoff step (up to 30 s later).
+ */
+async function reconnectAfterUp(
+  agent: AgentClient,
+  worker: Awaited<ReturnType<typeof createAgentWorker>>,
+  http: { url: string; child: ChildProcess },
+): Promise<{ figures: Record<string, number | boolean>; http: { url: string; child: ChildProcess } }> {
+  const name = serverName('http', 'activity');
+  const connection = worker.mcp!.pool.connection(name)!;
+  const port = Number(new URL(http.url).port);
+  const exited = new Promise((r) => http.child.once('exit', r));
+  http.child.kill('SIGKILL');
+  await exited;
+  const probe = () => connection.callTool('noop', {}, { signal: new AbortController().signal, timeoutMs: 2_000 }).catch(() => undefined);
+  while (connection.status === 'ready') await probe();
+  await new Promise((r) => setTimeout(r, OUTAGE_MS));
+  const restarted = await startHttpServer(port);
+  const upAt = performance.now();
+  let readyAt = 0;
+  const watch = setInterval(() => {
+    if (!readyAt && connection.status === 'ready') readyAt = performance.now();
+  }, 1);
+  const tool = mcpToolName('http', 'activity');
+  const sessionId = `bench-mcp-reconnect-${Date.now()}`;
+  const options = { sessionId, namespace: { tenant: 'bench', user: 'bench' }, limits: { maxSteps: CALLS_PER_TURN + 1 }, memory: { enabled: false } };
+  const { turnId } = await agent.send(options, { text: `call ${tool}` });
+  let first: { ok: boolean; at: number } | undefined;
+  for await (const { event } of agent.events(sessionId)) {
+    if (event.type === 'tool_call_result' && !first) first = { ok: event.ok, at: performance.now() };
+    if (event.type === 'turn_completed' && event.turnId === turnId) break;
+  }
+  clearInterval(watch);
+  await agent.end(sessionId).catch(() => undefined);
+  const figures = {
+    outage_ms: OUTAGE_MS,
+    reconnect_ms_after_up: readyAt ? round(readyAt - upAt) : -1,
+    first_call_after_up_ok: first?.ok ?? false,
+    first_call_after_up_ms: first ? round(first.at - upAt) : -1,
+  };
+  console.log('');
+  console.log(`Outage of ${OUTAGE_MS} ms on the HTTP server, then up again: connection ready ${figures.reconnect_ms_after_up} ms after the server listened;`);
+  console.log(`first session tool call after it was up: ${figures.first_call_after_up_ok ? 'succeeded' : 'FAILED'}, result ${figures.first_call_after_up_ms} ms after up.`);
+  return { figures, http: restarted };
+}
+
 interface Row {
   direct: number[];
   session: number[];
@@ -193,7 +251,7 @@ function printTable(rows: Record<Placement, Record<TransportKind, Row>>): Record
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const stack = await ensureStack({ log: (l) => process.stderr.write(`[stack] ${l}\n`) });
-  const http = await startHttpServer();
+  let http = await startHttpServer();
   const model = await ScriptedModelServer.start({ fallback: benchModel });
   const dir = mkdtempSync(join(tmpdir(), 'bench-mcp-'));
   const mcpConfig = join(dir, 'mcp.json');
@@ -245,7 +303,10 @@ async function main(): Promise<void> {
       ]),
     ) as Record<Placement, Record<TransportKind, Row>>;
     const figures = printTable(rows);
-    console.log(JSON.stringify({ calls: CALLS, calls_per_turn: CALLS_PER_TURN, ...figures, target_added_ms: TARGET_ADDED_MS }));
+    process.stderr.write(`recovery: HTTP server down for ${OUTAGE_MS} ms, then up...\n`);
+    const recovery = await reconnectAfterUp(agent, worker, http);
+    http = recovery.http;
+    console.log(JSON.stringify({ calls: CALLS, calls_per_turn: CALLS_PER_TURN, ...figures, target_added_ms: TARGET_ADDED_MS, ...recovery.figures }));
   } finally {
     worker.worker.shutdown();
     await running;
