@@ -6,7 +6,7 @@ import { payloadBytes } from './payload-budget';
 /**
  * Bytes an update's input may take. An accepted update's input is written to
  * history and a rejected one is echoed back to the server in the rejection,
- * so the bound applies before the schema (which drops unknown fields and
+ * so the bound applies besides the schema (which drops unknown fields and
  * would otherwise accept a small message carrying megabytes beside it).
  */
 export const MAX_UPDATE_INPUT_BYTES = 512 * 1024;
@@ -30,11 +30,10 @@ export function invalidInput(message: string): ApplicationFailure {
  */
 export function parseUpdateInput<T>(schema: z.ZodType<T>, raw: unknown, name: string): T {
   const bytes = payloadBytes(raw);
-  if (bytes > MAX_UPDATE_INPUT_BYTES) {
-    throw invalidInput(`Invalid ${name} input: ${Number.isFinite(bytes) ? `${bytes} bytes` : 'an input nested too deeply to encode'}; the limit is ${MAX_UPDATE_INPUT_BYTES} bytes.`);
-  }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw invalidInput(`Invalid ${name} input: ${describeZodError(parsed.error)}`);
+  if (!Number.isFinite(bytes)) throw invalidInput(`Invalid ${name} input: a value is nested too deeply to encode.`);
+  if (bytes > MAX_UPDATE_INPUT_BYTES) throw invalidInput(`Invalid ${name} input: ${bytes} bytes; the limit is ${MAX_UPDATE_INPUT_BYTES} bytes.`);
   return parsed.data;
 }
 
