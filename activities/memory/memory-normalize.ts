@@ -110,3 +110,41 @@ export function sameValue(a: string, b: string): boolean {
 export function tidy(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
+
+// Scripts written without spaces between words: a value there is matched as a
+// run of characters, not as whole words.
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}]/u;
+
+/**
+ * Text folded for grounding checks: NFKC (full width to half width),
+ * lowercase, apostrophes dropped, every other run of punctuation, symbols and
+ * whitespace one space.
+ */
+export function foldForGrounding(text: string): string {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/['\u2018\u2019\u02bc]/g, '')
+    .replace(/[^\p{L}\p{N}\p{M}]+/gu, ' ')
+    .trim();
+}
+
+/**
+ * True when `phrase` occurs in `source` as words, after folding both: "gold"
+ * occurs in "Tier: GOLD." but not in "golden", "CityZq0x" not in "CityZq3x".
+ * A phrase in a script without spaces (Chinese, Japanese, Thai) may sit inside
+ * a longer run of characters.
+ */
+export function occursIn(phrase: string, source: string): boolean {
+  const p = foldForGrounding(phrase);
+  const s = foldForGrounding(source);
+  if (p === '') return false;
+  for (let at = s.indexOf(p); at !== -1; at = s.indexOf(p, at + 1)) {
+    const before = s[at - 1];
+    const after = s[at + p.length];
+    const startOk = before === undefined || before === ' ' || UNSPACED.test(p[0] ?? '') || UNSPACED.test(before);
+    const endOk = after === undefined || after === ' ' || UNSPACED.test(p[p.length - 1] ?? '') || UNSPACED.test(after);
+    if (startOk && endOk) return true;
+  }
+  return false;
+}

@@ -7,6 +7,7 @@ import {
   normalizePreference,
   normalizeSubject,
   normalizeText,
+  occursIn,
   tidy,
 } from './memory-normalize';
 import { MAX_TEXT_CHARS, type MemorySource, type PreferencePolarity } from './memory-types';
@@ -33,7 +34,7 @@ export const RejectionReason = {
   not_stated_by_user: 'not_stated_by_user',
   /** A fact whose subject is not the user. */
   not_about_user: 'not_about_user',
-  /** A fact whose value does not occur in the message it claims to come from. */
+  /** The value or statement does not occur in the message it claims to come from (every kind). */
   not_grounded: 'not_grounded',
   small_talk: 'small_talk',
   /** Hedged, or too empty to act on. */
@@ -99,8 +100,12 @@ const ONE_OFF =
   /\b(?:this time|for now|just (?:this|once|today|now)|right now|at the moment|today|tonight|this (?:answer|reply|question|message|conversation|chat)|for this (?:one|answer|reply|question))\b/i;
 const INTENT_ONE_OFF = /\b(?:right now|this (?:answer|reply|question|message)|in this (?:chat|conversation))\b/i;
 
-const AFFIRMATION =
-  /\b(?:yes|yeah|yep|yup|correct|right|exactly|true|confirm(?:ed)?|indeed|that'?s (?:me|it|right|correct|true)|remember (?:that|it|this)|save (?:it|that|this)|keep (?:it|that|this))\b/i;
+// An explicit yes, as the whole reply or its start: "yes", "yes, that's right",
+// "correct", "是的", "对". A bare "right" or a yes somewhere later does not count.
+const EXPLICIT_YES =
+  /^(?:yes|yeah|yep|yup|correct|exactly|confirmed|i confirm|that'?s (?:right|correct|true)|that is (?:right|correct|true)|是的|是|对|對|没错|沒錯|正确|正確|はい|そうです|네|예|oui|sí|si|ja|sim)(?=$|[\s,.!;:。，！、])/i;
+// A yes that takes itself back: "yes, but not gold", "yes no".
+const TAKEN_BACK = /\b(?:not|no|isn'?t|wasn'?t|never|wrong|but|except|actually)\b|不是|不对|不對|但是/i;
 
 // Words that carry no content on their own: a value or statement made only of them is vague.
 const STOPWORDS = new Set(
@@ -145,15 +150,17 @@ export function gateCandidate(candidate: MemoryCandidate, ctx: GateContext): Gat
     ...(origin.message.toolCallId ? { toolCallId: origin.message.toolCallId } : {}),
     ...(origin.confirmedBy ? { confirmedBy: { turnId: origin.confirmedBy.turnId, messageIndex: origin.confirmedBy.indexInTurn } } : {}),
   };
-  const groundedIn = [origin.message.content, origin.confirmedBy?.content ?? ''].join('\n');
+  // Grounded in the cited message only: a confirmation says yes to a
+  // question, it does not supply the words.
+  const groundedIn = origin.message.content;
 
   switch (candidate.kind) {
     case 'fact':
       return gateFact(candidate, source, groundedIn);
     case 'preference':
-      return gatePreference(candidate, source);
+      return gatePreference(candidate, source, groundedIn);
     case 'intent':
-      return gateIntent(candidate, source, ctx.now);
+      return gateIntent(candidate, source, ctx.now, groundedIn);
   }
 }
 
@@ -171,18 +178,43 @@ function resolveSource(candidate: MemoryCandidate, ctx: GateContext): SourceChec
   const index = candidate.confirmationMessageIndex;
   const confirming = typeof index === 'number' ? ctx.messages[index] : undefined;
   const confirmed =
-    candidate.userConfirmed &&
-    confirming !== undefined &&
-    confirming.role === 'user' &&
-    confirming.index > message.index &&
-    (AFFIRMATION.test(confirming.content) || mentions(confirming.content, candidate.value ?? candidate.statement ?? ''));
+    candidate.userConfirmed && confirming !== undefined && confirming.index > message.index && isExplicitConfirmation(confirming, ctx.messages, confirmedPhrase(candidate));
   return { ok: true, message, role: message.role, needsConfirmation, ...(confirmed ? { confirmedBy: confirming } : {}) };
 }
 
-function mentions(haystack: string, needle: string): boolean {
-  const words = contentWords(needle);
-  const hay = new Set(contentWords(haystack));
-  return words.length > 0 && words.every((w) => hay.has(w));
+/** What the user must have been asked about: the fact's value, or the statement. */
+function confirmedPhrase(candidate: MemoryCandidate): string {
+  if (candidate.kind === 'fact') return candidate.value ?? '';
+  const raw = candidate.statement ?? '';
+  return candidate.kind === 'preference' ? normalizePreference(raw, candidate.polarity).statement : normalizeIntent(raw);
+}
+
+/**
+ * A user message confirms a statement only as the answer to a question the
+ * assistant asked about it: the message right before the reply is the
+ * assistant's, asks a question, and contains the statement's words; the reply
+ * is an explicit yes that is not taken back.
+ */
+export function isExplicitConfirmation(reply: TranscriptMessage, messages: readonly TranscriptMessage[], phrase: string): boolean {
+  if (reply.role !== 'user') return false;
+  const question = messages[reply.index - 1];
+  if (!question || question.role !== 'assistant' || !/[?？]/.test(question.content)) return false;
+  if (!occursIn(phrase, question.content)) return false;
+  const answer = reply.content.normalize('NFKC').trim().replace(/[\u2018\u2019]/g, "'");
+  const yes = EXPLICIT_YES.exec(answer);
+  if (!yes) return false;
+  return !TAKEN_BACK.test(answer.slice(yes[0].length));
+}
+
+/**
+ * A value is grounded when it occurs in the cited message as a phrase, or
+ * every one of its content words does (word order may differ); one shared
+ * word is not enough.
+ */
+export function isGrounded(phrase: string, source: string): boolean {
+  if (occursIn(phrase, source)) return true;
+  const words = contentWords(phrase);
+  return words.length > 0 && words.every((w) => occursIn(w, source));
 }
 
 function checkShape(c: MemoryCandidate): GateResult | null {
@@ -220,26 +252,24 @@ function gateFact(c: MemoryCandidate, source: MemorySource, groundedIn: string):
   if (CHATTER_PREDICATES.has(predicate) || isSmallTalk(value)) return reject('small_talk', `"${predicate} ${value}" is small talk`);
   if (isVague(value, 1) || isVague(predicate, 1)) return reject('vague', `"${predicate} ${value}" is too vague to act on`);
   if (ONE_OFF.test(`${predicate} ${value}`)) return reject('not_binding', `"${predicate} ${value}" only holds for now`);
-  const sourceWords = new Set(contentWords(groundedIn));
-  if (!contentWords(value).some((w) => sourceWords.has(w))) {
-    return reject('not_grounded', `value "${value}" does not occur in the source message`);
-  }
+  if (!isGrounded(value, groundedIn)) return reject('not_grounded', `value "${value}" does not occur in the source message`);
   const text = present(c.text) ? tidy(c.text) : `${subject === 'user' ? 'The user' : `The ${subject}`} ${predicate}: ${value}`;
   return { ok: true, memory: { kind: 'fact', subject, predicate, key: factKey(subject, predicate), value, text, source } };
 }
 
-function gatePreference(c: MemoryCandidate, source: MemorySource): GateResult {
+function gatePreference(c: MemoryCandidate, source: MemorySource, groundedIn: string): GateResult {
   const raw = tidy(c.statement ?? '');
   const { statement, polarity } = normalizePreference(raw, c.polarity);
   if (isSmallTalk(raw) || isSmallTalk(statement)) return reject('small_talk', `"${raw}" is small talk`);
   if (isVague(raw, 1) || isVague(statement, 1)) return reject('vague', `"${raw}" is too vague to act on`);
   if (ONE_OFF.test(raw) || ONE_OFF.test(c.text)) return reject('not_binding', `"${raw}" is a one-off request, not a lasting preference`);
+  if (!isGrounded(statement, groundedIn)) return reject('not_grounded', `"${statement}" does not occur in the source message`);
   const topic = present(c.topic) ? normalizeText(c.topic) : undefined;
   const text = present(c.text) ? tidy(c.text) : `The user ${polarity} ${statement}`;
   return { ok: true, memory: { kind: 'preference', statement, polarity, ...(topic ? { topic } : {}), text, source } };
 }
 
-function gateIntent(c: MemoryCandidate, source: MemorySource, now: Date): GateResult {
+function gateIntent(c: MemoryCandidate, source: MemorySource, now: Date, groundedIn: string): GateResult {
   const raw = tidy(c.statement ?? '');
   const statement = normalizeIntent(raw);
   if (isSmallTalk(raw)) return reject('small_talk', `"${raw}" is small talk`);
@@ -247,6 +277,7 @@ function gateIntent(c: MemoryCandidate, source: MemorySource, now: Date): GateRe
   if (INTENT_ONE_OFF.test(raw)) return reject('not_binding', `"${raw}" is about this conversation only`);
   const validUntil = c.validUntil ? new Date(c.validUntil) : undefined;
   if (validUntil && validUntil.getTime() <= now.getTime()) return reject('already_past', `the plan ended on ${c.validUntil}`);
+  if (!isGrounded(statement, groundedIn)) return reject('not_grounded', `"${statement}" does not occur in the source message`);
   const text = present(c.text) ? tidy(c.text) : `The user ${raw}`;
   return { ok: true, memory: { kind: 'intent', statement, ...(validUntil ? { validUntil } : {}), text, source } };
 }
