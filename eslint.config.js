@@ -42,6 +42,7 @@ module.exports = tseslint.config(
           patterns: [
             { group: ['@modelcontextprotocol/sdk/*', 'mongodb/*', 'openai/*'], allowTypeImports: true, message: 'Workflow code must be deterministic: do I/O in an activity.' },
             { group: ['../activities/*', '!../activities/activity-types'], allowTypeImports: true, message: 'Import activity code as types only.' },
+            { group: ['../codec', '../codec/*'], message: 'The payload codec runs outside the sandbox (node:crypto); workflows never see ciphertext.' },
           ],
         },
       ],

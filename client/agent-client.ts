@@ -5,7 +5,7 @@ import {
   WorkflowUpdateFailedError,
   isGrpcServiceError,
 } from '@temporalio/client';
-import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
+import { ApplicationFailure, TypedSearchAttributes, type DataConverter } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
@@ -150,10 +150,15 @@ export class AgentClient {
     taskQueue: string;
     connectTimeoutMs?: number;
     callTimeoutMs?: number;
+    /**
+     * Payload encryption, the same keys the workers use (`dataConverterFor(config.encryption)`
+     * from codec/). Without it, an encrypting worker's payloads are unreadable here.
+     */
+    dataConverter?: DataConverter;
   }): Promise<AgentClient> {
     const connection = await connectBounded(options.address, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
     return new AgentClient({
-      client: new Client({ connection, namespace: options.namespace ?? 'default' }),
+      client: new Client({ connection, namespace: options.namespace ?? 'default', dataConverter: options.dataConverter }),
       taskQueue: options.taskQueue,
       callTimeoutMs: options.callTimeoutMs,
     });

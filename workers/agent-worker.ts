@@ -9,6 +9,7 @@ import { MemoryRepository } from '../activities/memory/memory-repository';
 import { ensureMeetingIndexes } from '../activities/tools/meeting-tools';
 import { nativeRunnable } from '../activities/tools/tool-registry';
 import { SessionArchiveRepository } from '../activities/session-archive';
+import { dataConverterFor } from '../codec/data-converter';
 import { configuredSecrets, type RuntimeConfig } from './config';
 import { connectMongo, connectTemporal } from './dependencies';
 import { ensureMaintenanceSchedule } from './maintenance-schedule';
@@ -90,6 +91,8 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
+    // Encrypts every payload when PAYLOAD_ENCRYPTION_KEYS is set; clients must use the same keys.
+    dataConverter: dataConverterFor(config.encryption),
     // An update's rejection echoes its input. With the SDK's own check, a 2 MB+ update that the
     // validator rejects fails the workflow task over and over and freezes the session; without it
     // the server drops that one request and the session carries on (test: poison-inputs).
@@ -110,6 +113,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       everyMs: config.maintenance.scheduleEveryMs,
+      dataConverter: dataConverterFor(config.encryption),
     });
   }
   let running: Promise<void> | null = null;

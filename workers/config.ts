@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { MemoryConfig } from '../activities/memory/memory-config';
+import { keyListProblems, keyMaterialStrings, parseKeyList } from '../codec/encryption-keys';
 
 /**
  * The whole runtime configuration, read from the environment and an optional
@@ -52,6 +53,20 @@ export const RuntimeConfig = z.object({
     refreshIntervalMs: z.number().int().min(1_000).default(300_000),
   }),
   memory: MemoryConfig,
+  /** Payload encryption (codec/): on when keys are set. Key material is a secret: never printed. */
+  encryption: z.object({
+    /** `id:base64key,...` (32-byte AES-256 keys); every listed key decrypts. */
+    keys: z
+      .string()
+      .min(1)
+      .optional()
+      .superRefine((value, ctx) => {
+        if (value === undefined) return;
+        for (const problem of keyListProblems(value)) ctx.addIssue({ code: 'custom', message: problem });
+      }),
+    /** The key id new payloads are encrypted with; default the first listed. */
+    keyId: z.string().min(1).optional(),
+  }),
   maintenance: z.object({
     /** How often the maintenance schedule sweeps expired archives and memories; 0 disables creating it. */
     scheduleEveryMs: z.number().int().min(0).default(3_600_000),
@@ -97,13 +112,19 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
   'memory.embeddingDims': { env: 'EMBEDDING_DIMS', kind: 'int', fix: 'set EMBEDDING_DIMS to a vector length the embedding model supports, e.g. 256 or 1536' },
   'memory.cacheMaxAgeMs': { env: 'MEMORY_CACHE_MAX_AGE_MS', kind: 'int', fix: 'set MEMORY_CACHE_MAX_AGE_MS to milliseconds, 0 or more' },
   'maintenance.scheduleEveryMs': { env: 'MAINTENANCE_EVERY_MS', kind: 'int', fix: 'set MAINTENANCE_EVERY_MS to milliseconds between sweeps, or 0 to not create the schedule' },
+  'encryption.keys': {
+    env: 'PAYLOAD_ENCRYPTION_KEYS',
+    kind: 'string',
+    fix: 'set PAYLOAD_ENCRYPTION_KEYS to id:base64key[,id:base64key...], each key 32 random bytes (openssl rand -base64 32)',
+  },
+  'encryption.keyId': { env: 'PAYLOAD_ENCRYPTION_KEY_ID', kind: 'string', fix: 'set PAYLOAD_ENCRYPTION_KEY_ID to one of the ids in PAYLOAD_ENCRYPTION_KEYS' },
   'mcp.configPath': { env: 'MCP_CONFIG_PATH', kind: 'string', fix: 'set MCP_CONFIG_PATH to the path of an mcpServers JSON file' },
   'mcp.connectTimeoutMs': { env: 'MCP_CONNECT_TIMEOUT_MS', kind: 'int', fix: 'set MCP_CONNECT_TIMEOUT_MS to a positive integer of milliseconds' },
   'mcp.firstConnectTimeoutMs': { env: 'MCP_FIRST_CONNECT_TIMEOUT_MS', kind: 'int', fix: 'set MCP_FIRST_CONNECT_TIMEOUT_MS to a positive integer of milliseconds' },
   'mcp.refreshIntervalMs': { env: 'MCP_REFRESH_INTERVAL_MS', kind: 'int', fix: 'set MCP_REFRESH_INTERVAL_MS to at least 1000 milliseconds' },
 };
 
-const SECRET_FIELDS = new Set(['model.apiKey']);
+const SECRET_FIELDS = new Set(['model.apiKey', 'encryption.keys']);
 
 export interface ConfigProblem {
   field: string;
@@ -152,7 +173,7 @@ function readFileConfig(path: string, problems: ConfigProblem[]): Record<string,
 export function loadConfig(env: Env = process.env): RuntimeConfig {
   const problems: ConfigProblem[] = [];
   const raw: Record<string, unknown> = env.DURABLE_AGENT_CONFIG ? readFileConfig(env.DURABLE_AGENT_CONFIG, problems) : {};
-  for (const section of ['temporal', 'mongodb', 'model', 'limits', 'mcp', 'memory', 'maintenance']) raw[section] ??= {};
+  for (const section of ['temporal', 'mongodb', 'model', 'limits', 'mcp', 'memory', 'encryption', 'maintenance']) raw[section] ??= {};
   const sources = new Map<string, string>();
   for (const [field, spec] of Object.entries(FIELDS)) {
     const value = env[spec.env];
@@ -213,6 +234,17 @@ export function loadConfig(env: Env = process.env): RuntimeConfig {
       });
     }
   }
+  if (result.success) {
+    const { encryption } = result.data;
+    if (encryption.keyId !== undefined && (!encryption.keys || !parseKeyList(encryption.keys).has(encryption.keyId))) {
+      problems.push({
+        field: 'encryption.keyId',
+        source: sources.get('encryption.keyId') ?? 'config file',
+        message: `names key id "${encryption.keyId}", which is not among PAYLOAD_ENCRYPTION_KEYS`,
+        fix: 'set PAYLOAD_ENCRYPTION_KEY_ID to one of the ids in PAYLOAD_ENCRYPTION_KEYS, or add that key',
+      });
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return (result as { data: RuntimeConfig }).data;
 }
@@ -258,6 +290,7 @@ export function configuredSecrets(config: RuntimeConfig): string[] {
   } catch {
     // Unparseable URLs were refused by the schema.
   }
+  if (config.encryption.keys) secrets.push(...keyMaterialStrings(config.encryption.keys));
   // Very short values would redact ordinary words; a key that short is not a secret worth the damage.
   return [...new Set(secrets.filter((s) => s.length >= 4))];
 }

@@ -1,4 +1,5 @@
 import { Client, Connection, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 
 export const maintenanceScheduleId = (taskQueue: string): string => `durable-agent-maintenance-${taskQueue}`;
 
@@ -11,10 +12,12 @@ export async function ensureMaintenanceSchedule(options: {
   namespace: string;
   taskQueue: string;
   everyMs: number;
+  /** The worker's data converter, so the schedule's arguments are encrypted like every other payload. */
+  dataConverter?: DataConverter;
 }): Promise<string> {
   const connection = await Connection.connect({ address: options.address });
   try {
-    const client = new Client({ connection, namespace: options.namespace });
+    const client = new Client({ connection, namespace: options.namespace, dataConverter: options.dataConverter });
     const scheduleId = maintenanceScheduleId(options.taskQueue);
     try {
       await client.schedule.create({
