@@ -111,16 +111,22 @@ export class CallDeadline {
     }
   }
 
-  /** One cheap call with a short deadline: does the server answer at all? */
-  async serverAnswers(): Promise<boolean> {
-    try {
-      await this.client.withDeadline(Date.now() + Math.min(this.callTimeoutMs, 3_000), () =>
-        this.client.workflowService.getSystemInfo({}),
-      );
-      return true;
-    } catch {
-      return false;
+  /**
+   * Does the server answer at all? A cheap call with a short deadline, tried
+   * a few times: on a loaded machine one answer can be late without the
+   * server being gone, and calling a live server unreachable is worse than
+   * taking a few more seconds to say a dead one is.
+   */
+  async serverAnswers(tries = 3): Promise<boolean> {
+    for (let i = 0; i < tries; i++) {
+      try {
+        await this.client.withDeadline(Date.now() + Math.min(this.callTimeoutMs, 5_000), () => this.client.workflowService.getSystemInfo({}));
+        return true;
+      } catch {
+        if (i < tries - 1) await new Promise((r) => setTimeout(r, 200));
+      }
     }
+    return false;
   }
 
   /** Turns a stalled or unavailable call into the typed error that says why; other errors pass through. */
