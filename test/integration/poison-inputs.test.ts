@@ -377,5 +377,5 @@ describe('seeded fuzzer', () => {
     expect(tally.workflowTaskFailures).toBe(0);
     expect(tally.timedOut).toBe(0);
     expect(tally.checkErrors).toBe(0);
-  }, 240_000);
+  }, 420_000);
 });
