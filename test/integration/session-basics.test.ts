@@ -114,8 +114,9 @@ describe('a session workflow', () => {
     const sessionId = uniqueId('s');
     const user = uniqueId('user');
     env.model.script([{ respond: { kind: 'text', text: 'hello' } }], { lane: sessionId });
-    const { turnId } = await env.agent.send(sessionOptions(sessionId, { namespace: { tenant: 'acme', user } }), { text: 'hi' });
-    await env.agent.waitForTurn(sessionId, turnId);
+    const agent = env.agent.as({ tenant: 'acme', user });
+    const { turnId } = await agent.send(sessionOptions(sessionId, { namespace: { tenant: 'acme', user } }), { text: 'hi' });
+    await agent.waitForTurn(sessionId, turnId);
     const found = await eventually(async () => {
       const hits = [];
       for await (const wf of env.client.workflow.list({ query: `SessionUser = '${user}' AND SessionStatus = 'active'` })) hits.push(wf);
@@ -124,6 +125,26 @@ describe('a session workflow', () => {
     expect(found.map((wf) => wf.workflowId)).toEqual([`session-${sessionId}`]);
     const description = await env.client.workflow.getHandle(`session-${sessionId}`).describe();
     expect(description.memo).toMatchObject({ user, tenant: 'acme', status: 'active', version: 1 });
+  });
+
+  it('sets its own search attributes when another client started it without them', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'hello' } }], { lane: sessionId });
+    // As another SDK or the CLI would: a plain start, no search attributes.
+    await env.client.workflow.start('agentSession', {
+      workflowId: `session-${sessionId}`,
+      taskQueue: env.taskQueue,
+      args: [{ options: sessionOptions(sessionId) }],
+    });
+    const { turnId } = await env.agent.sendTo(sessionId, { text: 'hi' });
+    await env.agent.waitForTurn(sessionId, turnId);
+    const found = await eventually(async () => {
+      const hits = [];
+      const query = `WorkflowId = 'session-${sessionId}' AND SessionUser = 'ana' AND SessionTenant = 'acme' AND SessionStatus = 'active'`;
+      for await (const wf of env.client.workflow.list({ query })) hits.push(wf);
+      return hits.length ? hits : null;
+    }, 'the session in visibility by the attributes it set itself');
+    expect(found.map((wf) => wf.workflowId)).toEqual([`session-${sessionId}`]);
   });
 
   it('rejects an invalid message before anything is written', async () => {
