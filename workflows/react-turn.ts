@@ -59,6 +59,8 @@ export const runsLocally = (spec: ToolSpec): boolean => spec.risk === 'read' && 
  * the old checker, so the same calls are rejected on replay.
  */
 export const TOOL_ARGS_FULL_JSON_SCHEMA = 'tool-args-full-json-schema';
+/** A call's own risk (`externalWhen`) can hold it for confirmation; see withCallRisk. */
+export const TOOL_RISK_PER_CALL = 'tool-risk-per-call';
 
 /** Patch id: idempotency keys carry the step (see docs/safe-workflow-changes.md). */
 export const IDEMPOTENCY_KEY_PER_STEP = 'idempotency-key-per-step';
@@ -255,7 +257,7 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     }
     const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t.chars]));
     const dialect = patched(TOOL_ARGS_FULL_JSON_SCHEMA) ? 'full' : 'legacy';
-    const plans = replyCalls.map((call, index) => planToolCall(call, tools, options.toolPolicy, truncated.get(index), dialect));
+    const plans = replyCalls.map((call, index) => withCallRisk(planToolCall(call, tools, options.toolPolicy, truncated.get(index), dialect)));
     ctx.setActivity('running_tools');
     // Calls from one response are independent by construction: each goes its own way
     // (confirm, run) concurrently, and results are appended in the order of the calls.
@@ -267,6 +269,26 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
   const capNote = `I stopped after ${options.limits.maxSteps} model steps without reaching a final answer. Tell me how you would like to continue.`;
   texts.push(capNote);
   return { text: boundTurnText(texts.join('\n\n')), modelCalls, toolCalls, hitStepLimit: true };
+}
+
+/**
+ * Holds a call whose own risk is higher than its tool's (a meeting with
+ * attendees is `external`) for confirmation. Behind patch
+ * TOOL_RISK_PER_CALL, asked only when it changes the decision, because a
+ * history recorded before it ran such calls without asking.
+ */
+function withCallRisk(plan: ToolCallPlan): ToolCallPlan {
+  if (plan.kind !== 'run' || plan.risk === plan.spec.risk || plan.needsConfirmation) return plan;
+  return patched(TOOL_RISK_PER_CALL) ? { ...plan, needsConfirmation: true } : { ...plan, risk: plan.spec.risk };
+}
+
+/** Why a call waits for the user, as shown with the confirmation. */
+function riskReason(plan: Extract<ToolCallPlan, { kind: 'run' }>): string {
+  if (plan.risk === 'external') {
+    const via = plan.spec.externalWhen && plan.spec.risk !== 'external' ? ` (${plan.spec.externalWhen.argument})` : '';
+    return `external tool: sends data to someone other than the user${via}`;
+  }
+  return `${plan.risk} tool${plan.risk === 'destructive' ? '' : ' (session policy)'}`;
 }
 
 /** A turn's answer as kept in its result and event: long answers keep their start and say how much was cut. */
@@ -327,13 +349,13 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
       toolCallId: call.id,
       toolName,
       arguments: plan.args,
-      risk: plan.spec.risk,
+      risk: plan.risk,
       turnId,
       requestedAt: new Date(now).toISOString(),
       expiresAt: new Date(now + ctx.options.limits.confirmationTimeoutMs).toISOString(),
       reason: changed
         ? 'this tool\'s description or schema changed since this session first saw it'
-        : `${plan.spec.risk} tool${plan.spec.risk === 'destructive' ? '' : ' (session policy)'}`,
+        : riskReason(plan),
       ...(changed ? { change: ctx.toolHashes.describeChange(plan.spec) } : {}),
     });
     waitedMs = nowMs() - waitStarted;

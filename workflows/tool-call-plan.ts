@@ -4,18 +4,38 @@ import { checkJsonBounds } from './json-bounds';
 import { checkJsonSchema } from './json-schema-check';
 import { checkJsonSchemaLegacy } from './json-schema-check-legacy';
 import type { ToolPolicy } from './session-types';
-import type { ToolSpec } from './tool-spec';
+import type { RiskLevel, ToolSpec } from './tool-spec';
 
 /** What the workflow will do with one tool call the model asked for. */
 export type ToolCallPlan =
-  | { kind: 'run'; call: ToolCall; spec: ToolSpec; args: Record<string, unknown>; needsConfirmation: boolean }
+  | {
+      kind: 'run';
+      call: ToolCall;
+      spec: ToolSpec;
+      args: Record<string, unknown>;
+      needsConfirmation: boolean;
+      /** The risk of this call: the spec's, or `external` when its `externalWhen` rule matches the arguments. */
+      risk: RiskLevel;
+    }
   | { kind: 'reject'; call: ToolCall; errorType: FailureType; detail: string; args: unknown };
 
-/** Confirmation rule: destructive always, tools that ask for it, the session's extra list, and writes when the policy says so. */
-export function needsConfirmation(spec: ToolSpec, policy: ToolPolicy): boolean {
-  if (spec.risk === 'destructive' || spec.requiresConfirmation) return true;
+/**
+ * Confirmation rule: destructive and external always, tools that ask for it,
+ * the session's extra list, and writes when the policy says so. `risk` is the
+ * call's own risk (see `callRisk`), the spec's by default.
+ */
+export function needsConfirmation(spec: ToolSpec, policy: ToolPolicy, risk: RiskLevel = spec.risk): boolean {
+  if (risk === 'destructive' || risk === 'external' || spec.requiresConfirmation) return true;
   if (policy.confirmTools.includes(spec.name)) return true;
-  return spec.risk === 'write' && policy.confirmWrites;
+  return risk === 'write' && policy.confirmWrites;
+}
+
+/** The risk of one call: `external` when the spec's `externalWhen` argument is present and not empty; pure. */
+export function callRisk(spec: Pick<ToolSpec, 'risk' | 'externalWhen'>, args: Record<string, unknown>): RiskLevel {
+  if (!spec.externalWhen || spec.risk === 'destructive') return spec.risk;
+  const value = args[spec.externalWhen.argument];
+  const present = Array.isArray(value) ? value.length > 0 : typeof value === 'string' ? value.trim() !== '' : value !== undefined && value !== null;
+  return present ? 'external' : spec.risk;
 }
 
 export function isAllowed(name: string, policy: ToolPolicy): boolean {
@@ -96,5 +116,8 @@ export function planToolCall(
     const list = issues.map((i) => `${i.path} ${i.message}`).join('; ');
     return { kind: 'reject', call, errorType: FailureType.ToolInputInvalid, detail: `Invalid arguments: ${list}. Expected ${briefSchema(spec)}.`, args: parsed };
   }
-  return { kind: 'run', call, spec, args: parsed as Record<string, unknown>, needsConfirmation: needsConfirmation(spec, policy) };
+  const args = parsed as Record<string, unknown>;
+  // needsConfirmation follows the spec's risk; the workflow applies the call's
+  // own risk behind a patch (react-turn.ts, TOOL_RISK_PER_CALL).
+  return { kind: 'run', call, spec, args, needsConfirmation: needsConfirmation(spec, policy), risk: callRisk(spec, args) };
 }

@@ -1,8 +1,20 @@
 import { z } from 'zod';
 
-/** How much harm a tool can do; decides retries and confirmation. */
-export const RiskLevel = z.enum(['read', 'write', 'destructive']);
+/**
+ * How much harm a tool can do; decides retries and confirmation. `external`:
+ * the call sends data to someone other than the user (an invitation, a
+ * message, an outbound request), confirmed like `destructive`.
+ */
+export const RiskLevel = z.enum(['read', 'write', 'destructive', 'external']);
 export type RiskLevel = z.infer<typeof RiskLevel>;
+
+/**
+ * A per-call risk rule: the call is `external` when this argument is present
+ * and not empty (an array with items, a string that is not blank, any other
+ * value). Decided in the workflow from the call's arguments, so it is pure.
+ */
+export const ExternalWhen = z.object({ argument: z.string().min(1) });
+export type ExternalWhen = z.infer<typeof ExternalWhen>;
 
 /** Names the model sees: `local_<name>` or `mcp_<server>_<tool>`. */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -18,6 +30,8 @@ export const ToolSpec = z.object({
   /** JSON schema of the arguments object. */
   parameters: z.record(z.string(), z.unknown()),
   risk: RiskLevel,
+  /** Makes one call `external` depending on its arguments (e.g. a meeting with attendees). */
+  externalWhen: ExternalWhen.optional(),
   /** True when the tool itself asks for confirmation regardless of its risk. */
   requiresConfirmation: z.boolean(),
   timeoutMs: z.number().int().positive(),

@@ -24,6 +24,11 @@ const common = {
   /** These tools are never offered. */
   denyTools: z.array(z.string().min(1)).default([]),
   toolOverrides: z.record(z.string(), McpToolOverride).default({}),
+  /**
+   * The risk of every tool of this server, e.g. `external` for a mail or chat
+   * server; a tool override's `risk` wins over it.
+   */
+  risk: RiskLevel.optional(),
   /** Default per-call timeout in ms for this server's tools (else the worker's TOOL_TIMEOUT_MS). */
   timeoutMs: z.number().int().positive().optional(),
   /**

@@ -73,7 +73,7 @@ function requestTimeout(timeoutMs: number): number {
 export function mcpRunnable({ server, tool, target, defaultTimeoutMs, elicitation, logger }: McpToolBinding): RunnableTool {
   const override = server.toolOverrides[tool.name] ?? {};
   const parameters = modelParameters(tool.inputSchema);
-  const risk = override.risk ?? riskFromAnnotations(tool.annotations);
+  const risk = override.risk ?? server.risk ?? riskFromAnnotations(tool.annotations);
   const description = override.description ?? tool.description ?? tool.annotations?.title ?? tool.title ?? `Tool "${tool.name}" of the ${server.name} service.`;
   const spec: ToolSpec = {
     name: mcpToolName(server.name, tool.name),

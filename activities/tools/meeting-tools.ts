@@ -87,6 +87,8 @@ export function meetingTools(db: Db): NativeTool[] {
         .describe('Attendee email addresses, e.g. ["ana@example.com"]. Leave empty when only the user attends.'),
     }),
     risk: 'write',
+    // Inviting anyone sends the subject and time to them: `external`, confirmed.
+    externalWhen: { argument: 'attendees' },
     idempotent: true,
     async execute(args, ctx) {
       const start = new Date(args.start_time);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RiskLevel } from '../../workflows/tool-spec';
+import type { ExternalWhen, RiskLevel } from '../../workflows/tool-spec';
 import type { UserNamespace } from '../../workflows/session-types';
 
 /** What an executor gets besides its arguments. */
@@ -28,6 +28,8 @@ export interface NativeTool<P extends z.ZodObject = z.ZodObject> {
   description: string;
   parameters: P;
   risk: RiskLevel;
+  /** Makes a call `external` when this argument is present and not empty. */
+  externalWhen?: ExternalWhen;
   /** Ask for confirmation even when the risk level alone would not. */
   requiresConfirmation?: boolean;
   /** Safe to run again with the same idempotency key; lets a side-effecting tool retry. */

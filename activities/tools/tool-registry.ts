@@ -47,6 +47,7 @@ export function nativeRunnable(tool: NativeTool, defaults: { timeoutMs?: number 
     description: tool.description,
     parameters,
     risk: tool.risk,
+    ...(tool.externalWhen ? { externalWhen: tool.externalWhen } : {}),
     requiresConfirmation: tool.requiresConfirmation ?? false,
     timeoutMs: tool.timeoutMs ?? defaults.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     maxAttempts: defaultMaxAttempts(tool),

@@ -93,6 +93,17 @@ describe('an MCP tool as a runnable tool', () => {
     expect(del.spec).toMatchObject({ risk: 'write', description: 'Archives a contact.', timeoutMs: 2_000 });
   });
 
+  it('takes the risk class external from the server config, a tool override winning over it', () => {
+    const mail = parseMcpConfig(
+      { mcpServers: { mail: { type: 'http', url: 'http://127.0.0.1:1/mcp', risk: 'external', toolOverrides: { list_inbox: { risk: 'read' } } } } },
+      { env: {} },
+    ).servers[0]!;
+    const send = mcpRunnable({ server: mail, tool: tool({ name: 'send_mail', annotations: { readOnlyHint: false } }), target: target(async () => ({ content: [] })), defaultTimeoutMs: 1_000 });
+    expect(send.spec).toMatchObject({ risk: 'external', maxAttempts: 1 });
+    const inbox = mcpRunnable({ server: mail, tool: tool({ name: 'list_inbox' }), target: target(async () => ({ content: [] })), defaultTimeoutMs: 1_000 });
+    expect(inbox.spec.risk).toBe('read');
+  });
+
   it('has a hash that changes when the description or the input schema changes, and only then', () => {
     const hash = (t: Tool) => mcpRunnable({ server, tool: t, target: target(async () => ({ content: [] })), defaultTimeoutMs: 1 }).spec.hash;
     const base = hash(tool());

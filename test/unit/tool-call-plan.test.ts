@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../activities/tools/native-tool';
 import { nativeRunnable, buildCatalog } from '../../activities/tools/tool-registry';
-import { planToolCall } from '../../workflows/tool-call-plan';
+import { callRisk, planToolCall } from '../../workflows/tool-call-plan';
 import type { ToolPolicy } from '../../workflows/session-types';
 
 const write = nativeRunnable(
@@ -19,6 +19,27 @@ const drop = nativeRunnable(
 const tools = new Map([write, drop].map((t) => [t.spec.name, t.spec]));
 const policy: ToolPolicy = { confirmWrites: false, confirmTools: [], reapproveChangedTools: true };
 const call = (name: string, args: string) => ({ id: 'c1', type: 'function' as const, function: { name, arguments: args } });
+
+describe('per-call risk', () => {
+  const invite = nativeRunnable(
+    defineTool({
+      name: 'invite',
+      description: 'Books a meeting.',
+      parameters: z.object({ subject: z.string(), attendees: z.array(z.string()).default([]) }),
+      risk: 'write',
+      externalWhen: { argument: 'attendees' },
+      execute: async () => 'ok',
+    }),
+  ).spec;
+
+  it('makes a call external, and confirmed, only when its externalWhen argument is not empty', () => {
+    expect(callRisk(invite, { subject: 'x' })).toBe('write');
+    expect(callRisk(invite, { subject: 'x', attendees: [] })).toBe('write');
+    expect(callRisk(invite, { subject: 'x', attendees: ['attacker@evil.example'] })).toBe('external');
+    const plan = planToolCall(call('local_invite', '{"subject":"x","attendees":["a@b.example"]}'), new Map([[invite.name, invite]]), policy);
+    expect(plan).toMatchObject({ kind: 'run', risk: 'external' });
+  });
+});
 
 describe('planToolCall', () => {
   it('runs valid calls and asks confirmation for destructive tools only by default', () => {
