@@ -16,7 +16,7 @@ import { createSummarizeActivity } from './summarize-activity';
 import { createToolActivities, type ToolSource } from './tool-activities';
 import { createPromptActivities, type McpPromptServers } from './mcp/mcp-prompts';
 import { calculateTool, currentTimeTool } from './tools/builtin-tools';
-import { forgetMemoryTool } from './tools/forget-memory-tool';
+import { findMemoriesTool, forgetMemoryTool } from './tools/forget-memory-tool';
 import { meetingTools } from './tools/meeting-tools';
 import type { NativeTool } from './tools/native-tool';
 import { buildCatalog, nativeRunnable } from './tools/tool-registry';
@@ -44,11 +44,12 @@ export function builtinTools(db: Db): NativeTool[] {
   return [currentTimeTool, calculateTool, ...meetingTools(db)] as NativeTool[];
 }
 
-/** Native tools that come with long-term memory: `forget_memory` when memory is on. */
+/** Native tools that come with long-term memory: `find_memories` and `forget_memory` when memory is on. */
 export function memoryTools(db: Db, memory: ActivityDeps['memory']): NativeTool[] {
   if (!memory?.config.enabled) return [];
   const thresholds = resolveThresholds(memory.embedder.id, memory.config);
-  return [forgetMemoryTool({ repo: new MemoryRepository(db), embedder: memory.embedder, thresholds })];
+  const deps = { repo: new MemoryRepository(db), embedder: memory.embedder, thresholds };
+  return [findMemoriesTool(deps), forgetMemoryTool(deps)];
 }
 
 /** A tool source over a fixed set of native tools. */

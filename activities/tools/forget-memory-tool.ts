@@ -14,8 +14,8 @@ export interface ForgetMemoryDeps {
   clock?: () => Date;
 }
 
-/** Deleting by description stops at this many matches and asks for something more specific instead. */
-const MAX_DELETE_BY_DESCRIPTION = 3;
+/** One confirmation deletes at most this many memories, so the person approving can read them all. */
+const MAX_DELETE = 3;
 
 const MemoryRef = z
   .string()
@@ -48,18 +48,58 @@ async function byDescription(scope: ScopedMemories, deps: ForgetMemoryDeps, desc
   const wanted = offlineTokens(description);
   const scored = memories.map((m) => {
     const words = new Set(offlineTokens(`${m.text} ${m.kind === 'fact' ? `${m.predicate} ${m.value}` : m.statement}`));
-    // Every content word of the description in the memory is as good as a strong embedding match.
-    const lexical = wanted.length > 0 && wanted.every((w) => words.has(w));
+    // A clear match has every content word of the description as a distinct
+    // word: "CityZq0x" never matches "CityZq3x", however close their vectors.
+    const sure = wanted.length > 0 && wanted.every((w) => words.has(w));
     const similarity = m.embedderId === deps.embedder.id ? cosine(query, m.embedding) : 0;
-    return { m, similarity, sure: lexical || similarity >= deps.thresholds.strong, possible: similarity >= deps.thresholds.weak };
+    return { m, similarity, sure, possible: similarity >= deps.thresholds.weak };
   });
   scored.sort((a, b) => b.similarity - a.similarity);
   return { sure: scored.filter((s) => s.sure).map((s) => s.m), possible: scored.filter((s) => !s.sure && s.possible).map((s) => s.m) };
 }
 
 /**
- * `forget_memory`: deletes long-term memories about the user, within the
- * session's namespace only. Destructive, so the user confirms every call.
+ * `find_memories`: the read-only half of forgetting by description. It
+ * resolves the user's words to concrete memories (ids and texts), which the
+ * model passes to `forget_memory`, so the confirmation shows exactly what
+ * will be deleted.
+ */
+export function findMemoriesTool(deps: ForgetMemoryDeps): NativeTool {
+  const tool = defineTool({
+    name: 'find_memories',
+    description:
+      'Finds things you remember about the user across sessions that match a description, e.g. "that I am vegetarian", ' +
+      'and returns each with its id and text. Use it before local_forget_memory when the user asks to forget something ' +
+      'and you do not know the memory id; then pass the ids and texts of the memories the user means to local_forget_memory.',
+    parameters: z.object({
+      description: z.string().trim().min(2).max(300).describe('What to look for, in the user\'s words, e.g. "my home address".'),
+    }),
+    risk: 'read',
+    async execute(args, ctx: ToolRunContext) {
+      const scope = deps.repo.forNamespace(ctx.namespace);
+      const found = await byDescription(scope, deps, args.description, ctx.signal);
+      return {
+        matches: found.sure.slice(0, 10).map(brief),
+        ...(found.possible.length > 0 ? { possibleMatches: found.possible.slice(0, 5).map(brief) } : {}),
+        ...(found.sure.length === 0 && found.possible.length === 0 ? { message: 'Nothing matched.' } : {}),
+      };
+    },
+  });
+  return tool as unknown as NativeTool;
+}
+
+const MemoryToForget = z.object({
+  id: MemoryRef.describe('The memory\'s id, e.g. "mem:ab12" or the full id from local_find_memories.'),
+  text: z.string().trim().min(1).max(400).describe('The memory\'s text exactly as you were given it; the user sees it when confirming.'),
+});
+
+const sameText = (a: string, b: string) => a.replace(/\s+/g, ' ').trim() === b.replace(/\s+/g, ' ').trim();
+
+/**
+ * `forget_memory`: deletes exactly the memories named by id, within the
+ * session's namespace only. Destructive, so the user confirms every call; the
+ * call carries each memory's text, and a text that is not the memory's own
+ * deletes nothing, so what the user approves is what goes.
  */
 export function forgetMemoryTool(deps: ForgetMemoryDeps): NativeTool {
   const tool = defineTool({
@@ -67,50 +107,38 @@ export function forgetMemoryTool(deps: ForgetMemoryDeps): NativeTool {
     description:
       'Deletes things you remember about the user across sessions (facts, preferences, plans). Use it only when the user ' +
       'asks you to forget something or says a remembered item is wrong and should go; the user confirms before it runs. ' +
-      'Pass memory_id when you know it (the id you cite, e.g. "mem:ab12"), otherwise a short description of what to ' +
-      'forget, e.g. "that I am vegetarian". Deleting by description removes at most 3 clear matches; when more match, or ' +
-      'only uncertain ones, it deletes nothing and returns the candidates with their ids so you can ask the user and call ' +
-      'again with memory_id. Do not use it to correct a fact: the new value replaces the old one on its own.',
+      'Pass each memory to delete with its id and its text exactly as you were given them (the id you cite, e.g. ' +
+      '"mem:ab12", or one from local_find_memories); at most 3. If you do not know the id, call local_find_memories ' +
+      'first. Do not use it to correct a fact: the new value replaces the old one on its own.',
     parameters: z.object({
-      memory_id: MemoryRef.optional().describe('The id of one memory, e.g. "mem:ab12".'),
-      description: z.string().trim().min(2).max(300).optional().describe('What to forget, in the user\'s words, e.g. "my home address".'),
+      memories: z.array(MemoryToForget).min(1).max(MAX_DELETE).describe('The memories to delete, each with its id and text.'),
       reason: z.string().max(300).optional().describe('Why, if the user said.'),
     }),
     risk: 'destructive',
     idempotent: true,
     async execute(args, ctx: ToolRunContext) {
-      if (!args.memory_id && !args.description) throw new ToolInputError('give memory_id or description');
       const scope = deps.repo.forNamespace(ctx.namespace);
-      let targets: MemoryDoc[];
-      let possible: MemoryDoc[] = [];
-      if (args.memory_id) {
-        targets = await byId(scope, args.memory_id);
-        if (targets.length === 0) throw new ToolPermanentError(`no active memory ${args.memory_id} exists for this user`);
-        if (targets.length > 1) {
-          throw new ToolInputError(`memory id ${args.memory_id} is ambiguous; use one of: ${targets.map((t) => t._id).join(', ')}`);
+      // Every named memory is checked before any is deleted: all or nothing.
+      const targets: MemoryDoc[] = [];
+      for (const wanted of args.memories) {
+        const found = await byId(scope, wanted.id);
+        if (found.length === 0) throw new ToolPermanentError(`no active memory ${wanted.id} exists for this user`);
+        if (found.length > 1) throw new ToolInputError(`memory id ${wanted.id} is ambiguous; use one of: ${found.map((t) => t._id).join(', ')}`);
+        const doc = found[0] as MemoryDoc;
+        if (!sameText(doc.text, wanted.text)) {
+          throw new ToolInputError(`memory ${wanted.id} reads "${doc.text}", not "${wanted.text}"; nothing was deleted. Pass the memory's own text, as local_find_memories returns it`);
         }
-      } else {
-        const found = await byDescription(scope, deps, args.description as string, ctx.signal);
-        targets = found.sure;
-        possible = found.possible;
-        if (targets.length > MAX_DELETE_BY_DESCRIPTION) {
-          return { deleted: [], count: 0, tooManyMatches: targets.map(brief), message: 'More than 3 memories match; ask the user which to forget and call again with memory_id.' };
-        }
+        if (!targets.some((t) => t._id === doc._id)) targets.push(doc);
       }
       const now = (deps.clock ?? (() => new Date()))();
-      const reason = args.reason ?? `forget_memory: ${args.memory_id ?? args.description}`;
+      const reason = args.reason ?? `forget_memory: ${targets.map((t) => t._id).join(', ')}`;
       const deleted: ReturnType<typeof brief>[] = [];
       for (const target of targets) {
         const actor = { by: 'tool' as const, sessionId: ctx.sessionId, ...(ctx.turnId ? { turnId: ctx.turnId } : {}), toolCallId: ctx.toolCallId ?? ctx.idempotencyKey };
         const before = await scope.delete(target._id, reason, { actor, now });
         if (before) deleted.push(brief(before));
       }
-      return {
-        deleted,
-        count: deleted.length,
-        ...(possible.length > 0 ? { possibleMatches: possible.slice(0, 5).map(brief) } : {}),
-        ...(deleted.length === 0 && possible.length === 0 ? { message: 'Nothing matched; nothing was deleted.' } : {}),
-      };
+      return { deleted, count: deleted.length };
     },
   });
   return tool as unknown as NativeTool;

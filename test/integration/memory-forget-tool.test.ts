@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { defaultThresholds } from '../../activities/memory/embedder';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
-import { forgetMemoryTool } from '../../activities/tools/forget-memory-tool';
+import { findMemoriesTool, forgetMemoryTool } from '../../activities/tools/forget-memory-tool';
 import type { NativeTool, ToolRunContext } from '../../activities/tools/native-tool';
 import { nativeRunnable } from '../../activities/tools/tool-registry';
 import type { UserNamespace } from '../../workflows/session-types';
@@ -13,17 +13,32 @@ let db: Db;
 let close: () => Promise<void>;
 let repo: MemoryRepository;
 let tool: NativeTool;
+let find: NativeTool;
 
 beforeAll(async () => {
   ({ db, close } = await openTestDb('memory_forget'));
   repo = new MemoryRepository(db);
-  tool = forgetMemoryTool({ repo, embedder, thresholds: defaultThresholds(embedder.id), clock: () => new Date(t0.getTime() + DAY) });
+  const deps = { repo, embedder, thresholds: defaultThresholds(embedder.id), clock: () => new Date(t0.getTime() + DAY) };
+  tool = forgetMemoryTool(deps);
+  find = findMemoriesTool(deps);
 });
 afterAll(async () => close());
 
+type Brief = { id: string; kind: string; text: string };
+const ctxFor = (namespace: UserNamespace): ToolRunContext => ({
+  signal: new AbortController().signal,
+  idempotencyKey: 's-1:turn-3:call_f',
+  sessionId: 's-1',
+  namespace,
+  heartbeat: () => undefined,
+});
+
 function run(namespace: UserNamespace, args: Record<string, unknown>) {
-  const ctx: ToolRunContext = { signal: new AbortController().signal, idempotencyKey: 's-1:turn-3:call_f', sessionId: 's-1', namespace, heartbeat: () => undefined };
-  return tool.execute(tool.parameters.parse(args), ctx) as Promise<{ deleted: Array<{ id: string; text: string }>; count: number; possibleMatches?: unknown[] }>;
+  return tool.execute(tool.parameters.parse(args), ctxFor(namespace)) as Promise<{ deleted: Brief[]; count: number }>;
+}
+
+function lookup(namespace: UserNamespace, description: string) {
+  return find.execute(find.parameters.parse({ description }), ctxFor(namespace)) as Promise<{ matches: Brief[]; possibleMatches?: Brief[] }>;
 }
 
 async function seed(namespace: UserNamespace) {
@@ -42,33 +57,56 @@ describe('forget_memory tool', () => {
     expect(spec).toMatchObject({ name: 'local_forget_memory', risk: 'destructive' });
   });
 
-  it('deletes the user\'s matching memory by description, and only within the session\'s namespace', async () => {
+  it('forgets by description in two steps: a read-only lookup, then a delete of exactly the ids and texts shown', async () => {
     const ana = await seed({ tenant: 'acme', user: 'ana' });
     const rui = await seed({ tenant: 'acme', user: 'rui' });
-    const result = await run({ tenant: 'acme', user: 'ana' }, { description: 'that I am vegetarian' });
+    const { matches } = await lookup({ tenant: 'acme', user: 'ana' }, 'that I am vegetarian');
+    expect(matches.map((m) => m.id)).toEqual([ana.vegetarian]);
+    expect(await ana.me.get(ana.vegetarian)).toMatchObject({ status: 'active' });
+    const result = await run({ tenant: 'acme', user: 'ana' }, { memories: matches.map(({ id, text }) => ({ id, text })) });
     expect(result.deleted.map((d) => d.id)).toEqual([ana.vegetarian]);
 
     expect(await ana.me.get(ana.vegetarian)).toMatchObject({ status: 'deleted' });
     expect(await ana.me.get(ana.city)).toMatchObject({ status: 'active' });
     expect(await rui.me.get(rui.vegetarian)).toMatchObject({ status: 'active' });
     const audit = (await ana.me.auditTrail(ana.vegetarian)).at(-1);
-    expect(audit).toMatchObject({ action: 'delete', actor: { by: 'tool', sessionId: 's-1', toolCallId: 's-1:turn-3:call_f' }, reason: 'forget_memory: that I am vegetarian' });
+    expect(audit).toMatchObject({ action: 'delete', actor: { by: 'tool', sessionId: 's-1', toolCallId: 's-1:turn-3:call_f' }, reason: `forget_memory: ${ana.vegetarian}` });
+  });
+
+  it('never takes a similar memory for the one described, and deletes nothing when the text shown is not the memory\'s', async () => {
+    const namespace = { tenant: 'acme', user: 'zq' };
+    const me = repo.forNamespace(namespace);
+    const common = { source: userSource('s-0', 'turn-1'), statedAt: t0, expiresAt };
+    const wctx = { actor: { by: 'extraction' as const }, now: t0 };
+    const zero = await me.writeFact(fact('hometown', 'CityZq0x', common), wctx);
+    const three = await me.writeFact(fact('birthplace', 'CityZq3x', { ...common, source: userSource('s-0', 'turn-1', 1) }), wctx);
+    const { matches } = await lookup(namespace, 'hometown CityZq0x');
+    expect(matches.map((m) => m.id)).toEqual([zero.memoryId]);
+    // A model that names the other memory's id under the text the user approved deletes nothing.
+    await expect(run(namespace, { memories: [{ id: three.memoryId, text: matches[0]!.text }] })).rejects.toThrow(/nothing was deleted/);
+    expect(await me.get(three.memoryId)).toMatchObject({ status: 'active' });
+    await run(namespace, { memories: [{ id: zero.memoryId, text: matches[0]!.text }] });
+    expect(await me.get(zero.memoryId)).toMatchObject({ status: 'deleted' });
+    expect(await me.get(three.memoryId)).toMatchObject({ status: 'active' });
   });
 
   it('deletes by the id the model cites, and never another user\'s memory with that id', async () => {
     const sofia = await seed({ tenant: 'acme', user: 'sofia' });
     const other = await seed({ tenant: 'globex', user: 'sofia' });
     const short = `mem:${sofia.concise.slice(4, 10)}`;
-    const result = await run({ tenant: 'acme', user: 'sofia' }, { memory_id: short });
+    const text = (await sofia.me.get(sofia.concise))!.text;
+    const result = await run({ tenant: 'acme', user: 'sofia' }, { memories: [{ id: short, text }] });
     expect(result.deleted.map((d) => d.id)).toEqual([sofia.concise]);
-    await expect(run({ tenant: 'acme', user: 'sofia' }, { memory_id: other.city })).rejects.toThrow(/no active memory/);
+    const otherText = (await other.me.get(other.city))!.text;
+    await expect(run({ tenant: 'acme', user: 'sofia' }, { memories: [{ id: other.city, text: otherText }] })).rejects.toThrow(/no active memory/);
     expect(await other.me.get(other.city)).toMatchObject({ status: 'active' });
   });
 
-  it('deletes nothing when nothing matches, and asks for an id or a description', async () => {
+  it('finds nothing when nothing matches, and a delete needs at least one memory', async () => {
     await seed({ tenant: 'acme', user: 'lu' });
-    const result = await run({ tenant: 'acme', user: 'lu' }, { description: 'my favourite football team' });
-    expect(result.count).toBe(0);
-    await expect(run({ tenant: 'acme', user: 'lu' }, {})).rejects.toThrow(/memory_id or description/);
+    const found = await lookup({ tenant: 'acme', user: 'lu' }, 'my favourite football team');
+    expect(found.matches).toEqual([]);
+    expect(() => tool.parameters.parse({ memories: [] })).toThrow();
+    expect(() => tool.parameters.parse({ description: 'my diet' })).toThrow();
   });
 });
