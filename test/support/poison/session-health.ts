@@ -37,7 +37,9 @@ export const BENIGN_CAUSES = new Set([
  * message, and the session must still answer afterwards like any other.
  */
 export function isServerOversizeRefusal(f: TaskFailure): boolean {
-  return f.cause === 'WORKFLOW_TASK_FAILED_CAUSE_BAD_UPDATE_WORKFLOW_EXECUTION_MESSAGE' && /exceeds size limit/.test(f.message);
+  if (f.cause === 'WORKFLOW_TASK_FAILED_CAUSE_BAD_UPDATE_WORKFLOW_EXECUTION_MESSAGE') return /exceeds size limit/.test(f.message);
+  // Over gRPC's 4 MB, the same echo makes the server force the task closed, with no message.
+  return f.cause === 'WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND' && f.message === '';
 }
 
 /** Failures that are no input's fault and freeze nothing (see above). */
