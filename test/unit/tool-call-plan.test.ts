@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../activities/tools/native-tool';
 import { nativeRunnable, buildCatalog } from '../../activities/tools/tool-registry';
-import { callRisk, planToolCall } from '../../workflows/tool-call-plan';
+import { callRisk, needsConfirmation, planToolCall } from '../../workflows/tool-call-plan';
 import type { ToolPolicy } from '../../workflows/session-types';
 
 const write = nativeRunnable(
@@ -38,6 +38,13 @@ describe('per-call risk', () => {
     expect(callRisk(invite, { subject: 'x', attendees: ['attacker@evil.example'] })).toBe('external');
     const plan = planToolCall(call('local_invite', '{"subject":"x","attendees":["a@b.example"]}'), new Map([[invite.name, invite]]), policy);
     expect(plan).toMatchObject({ kind: 'run', risk: 'external' });
+  });
+
+  it('always confirms a tool whose own risk is external, such as an MCP tool configured so, whatever the policy', () => {
+    const send = { ...invite, name: 'mcp_mail_send', risk: 'external' as const, externalWhen: undefined };
+    expect(needsConfirmation(send, policy)).toBe(true);
+    expect(needsConfirmation(send, { ...policy, confirmWrites: false, confirmTools: [] })).toBe(true);
+    expect(planToolCall(call('mcp_mail_send', '{"subject":"x"}'), new Map([[send.name, send]]), policy)).toMatchObject({ kind: 'run', risk: 'external', needsConfirmation: true });
   });
 });
 
