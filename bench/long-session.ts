@@ -14,6 +14,7 @@ import { emptySummary } from '../workflows/session-summary';
 import { workflowIdFor } from '../workflows/messages';
 import { createAgentWorker } from '../workers/agent-worker';
 import { loadConfig } from '../workers/config';
+import { dataConverterFor } from '../codec/data-converter';
 import { median, round } from './support/stats';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 300);
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
   const worker = await createAgentWorker(config);
   const running = worker.run();
   const connection = await Connection.connect({ address: config.temporal.address });
-  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config.encryption) });
   const agent = new AgentClient({ client, taskQueue });
   const sessionId = `bench-${Date.now()}`;
   // Memory off: this measures context growth, and the scripted model does not play the extraction model.

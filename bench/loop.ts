@@ -21,6 +21,7 @@ import { ensureStack } from '../scripts/stack';
 import type { ScriptedModelServer } from '../scripted-model';
 import { createAgentWorker, type AgentWorkerHandle } from '../workers/agent-worker';
 import { loadConfig } from '../workers/config';
+import { dataConverterFor } from '../codec/data-converter';
 import { startBenchModel } from './support/bench-model';
 import { TemporalFloor } from './support/floor';
 import { addSessionHistory, emptyBreakdown } from './support/history-breakdown';
@@ -87,7 +88,7 @@ async function main(started: Started): Promise<void> {
   const worker = await createAgentWorker(config, { extraTools: [noopTool] });
   started.worker = worker;
   worker.run().catch((err: unknown) => log(`[bench] worker failed: ${String(err)}`));
-  const agent = await AgentClient.connect({ address, namespace, taskQueue });
+  const agent = await AgentClient.connect({ address, namespace, taskQueue, dataConverter: dataConverterFor(config.encryption) });
   started.agent = agent;
   const floorQueue = `bench-floor-${id}`;
   const floor = await TemporalFloor.start(agent.client, address, namespace, floorQueue);

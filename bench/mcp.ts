@@ -39,6 +39,7 @@ import { ensureStack } from '../scripts/stack';
 import { emptySummary } from '../workflows/session-summary';
 import { createAgentWorker } from '../workers/agent-worker';
 import { loadConfig } from '../workers/config';
+import { dataConverterFor } from '../codec/data-converter';
 import { median, percentile, round } from './support/stats';
 
 const CALLS = Number(process.env.BENCH_MCP_CALLS ?? 200);
@@ -284,7 +285,7 @@ async function main(): Promise<void> {
   const worker = await createAgentWorker(config, { mcpLogger: silentMcpLogger, extraTools: PLACEMENTS.map(nativeNoop) });
   const running = worker.run();
   const connection = await Connection.connect({ address: config.temporal.address });
-  const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace }), taskQueue });
+  const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config.encryption) }), taskQueue });
   try {
     const direct = new Map<TransportKind, number[]>();
     for (const kind of TRANSPORTS) {

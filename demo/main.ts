@@ -19,6 +19,7 @@ import { ensureStack } from '../scripts/stack';
 import { ScriptedModelServer } from '../scripted-model';
 import { createAgentWorker, type AgentWorkerHandle } from '../workers/agent-worker';
 import { ConfigError, loadConfig } from '../workers/config';
+import { dataConverterFor } from '../codec/data-converter';
 import { workflowIdFor } from '../workflows/messages';
 import { runDemoSession } from './demo-session';
 import { demoScript } from './demo-script';
@@ -108,7 +109,12 @@ async function main(resources: Resources): Promise<void> {
   workerDied.catch(() => undefined);
   out(s.dim(`  worker polling task queue ${taskQueue} on ${config.temporal.address} (namespace ${config.temporal.namespace})`));
 
-  resources.agent = await AgentClient.connect({ address: config.temporal.address, namespace: config.temporal.namespace, taskQueue });
+  resources.agent = await AgentClient.connect({
+    address: config.temporal.address,
+    namespace: config.temporal.namespace,
+    taskQueue,
+    dataConverter: dataConverterFor(config.encryption),
+  });
   const agent = resources.agent;
   const uiLink = stack.uiUrl ? AgentClient.webUiUrl(stack.uiUrl, config.temporal.namespace, sessionId) : null;
   out(s.dim('4/4 session'));

@@ -17,7 +17,15 @@ export class TemporalFloor {
   static async start(client: Client, address: string, namespace: string, taskQueue: string): Promise<TemporalFloor> {
     const connection = await NativeConnection.connect({ address });
     const activities: FloorActivities = { floorNoop: async (step) => step };
-    const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath: require.resolve('./floor-workflow'), activities });
+    // The client's data converter (payload encryption when configured), so the floor pays the same codec cost as a session.
+    const worker = await Worker.create({
+      connection,
+      namespace,
+      taskQueue,
+      workflowsPath: require.resolve('./floor-workflow'),
+      activities,
+      dataConverter: client.options.dataConverter,
+    });
     return new TemporalFloor(client, taskQueue, worker, worker.run(), connection);
   }
 

@@ -10,6 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { AgentClient } from '../agent-client';
+import { dataConverterFor } from '../../codec/data-converter';
+import { keyListProblems, parseKeyList } from '../../codec/encryption-keys';
 import { SessionOptions } from '../../workflows/session-types';
 import { ChatApp } from './chat-app';
 
@@ -49,8 +51,16 @@ function settings() {
   }
   // The dev server's UI sits beside it; elsewhere only TEMPORAL_UI_URL says where the UI is.
   const local = /^(127\.0\.0\.1|localhost):7233$/.test(address);
+  // The workers' payload encryption keys; without them every session payload reads as ciphertext.
+  const encryption = { keys: env.PAYLOAD_ENCRYPTION_KEYS?.trim() || undefined, keyId: env.PAYLOAD_ENCRYPTION_KEY_ID?.trim() || undefined };
+  const keyProblems = encryption.keys ? keyListProblems(encryption.keys) : [];
+  if (keyProblems.length > 0) throw new UsageError(`PAYLOAD_ENCRYPTION_KEYS: ${keyProblems.join('; ')}`);
+  if (encryption.keyId && !parseKeyList(encryption.keys ?? '').has(encryption.keyId)) {
+    throw new UsageError(`PAYLOAD_ENCRYPTION_KEY_ID names key id "${encryption.keyId}", which is not among PAYLOAD_ENCRYPTION_KEYS`);
+  }
   return {
     address,
+    encryption,
     namespace: env.TEMPORAL_NAMESPACE?.trim() || 'default',
     taskQueue: env.TEMPORAL_TASK_QUEUE?.trim() || 'durable-agent',
     uiUrl: env.TEMPORAL_UI_URL?.trim() || (local ? 'http://127.0.0.1:8233' : null),
@@ -62,7 +72,12 @@ async function main(): Promise<number> {
   const config = settings();
   let agent: AgentClient;
   try {
-    agent = await AgentClient.connect({ address: config.address, namespace: config.namespace, taskQueue: config.taskQueue });
+    agent = await AgentClient.connect({
+      address: config.address,
+      namespace: config.namespace,
+      taskQueue: config.taskQueue,
+      dataConverter: dataConverterFor(config.encryption),
+    });
   } catch (err) {
     throw new Error(
       `cannot reach Temporal at ${config.address} (${err instanceof Error ? err.message : String(err)}). ` +

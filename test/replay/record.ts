@@ -82,7 +82,9 @@ export async function recordScenario(scenario: Scenario, outDir = HISTORIES_DIR)
   const log = (message: string) => process.stderr.write(`[${scenario.name}] ${message}\n`);
   const probe: ProbeLog = { runs: [] };
   let mcpEventsPath: string | undefined;
-  const configEnv: Record<string, string> = {};
+  // Recorded histories stay plain JSON, readable in review and replayed without the codec
+  // (decoding passes plain payloads through, so an encrypting worker replays them too).
+  const configEnv: Record<string, string> = { PAYLOAD_ENCRYPTION_KEYS: '' };
   if (scenario.env?.mcp) {
     const dir = tempDir(`replay-${scenario.name}`);
     mcpEventsPath = join(dir, 'events.jsonl');

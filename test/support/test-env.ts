@@ -8,6 +8,7 @@ import type { McpLogger } from '../../activities/mcp';
 import type { NativeTool } from '../../activities/tools/native-tool';
 import { createAgentWorker, type AgentWorkerHandle } from '../../workers/agent-worker';
 import { loadConfig, type RuntimeConfig } from '../../workers/config';
+import { dataConverterFor } from '../../codec/data-converter';
 import type { AgentEvent } from '../../workflows/events';
 import type { SessionOptionsInput } from '../../workflows/session-types';
 
@@ -75,7 +76,7 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
   };
   const worker = options.startWorker === false ? (undefined as unknown as AgentWorkerHandle) : await startWorker();
   const connection = await Connection.connect({ address: config.temporal.address });
-  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config.encryption) });
   const agent = new AgentClient({ client, taskQueue });
   return {
     config,
