@@ -13,6 +13,7 @@ import { dataConverterFor } from '../codec/data-converter';
 import { configuredSecrets, type RuntimeConfig } from './config';
 import { connectMongo, connectTemporal } from './dependencies';
 import { ensureMaintenanceSchedule } from './maintenance-schedule';
+import { temporalTransportOptions } from './temporal-connection-options';
 
 export interface AgentWorkerHandle {
   worker: Worker;
@@ -114,6 +115,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
       taskQueue: config.temporal.taskQueue,
       everyMs: config.maintenance.scheduleEveryMs,
       dataConverter: dataConverterFor(config.encryption),
+      transport: temporalTransportOptions(config.temporal),
     });
   }
   let running: Promise<void> | null = null;

@@ -14,7 +14,18 @@ export const RuntimeConfig = z.object({
     taskQueue: z.string().min(1).default('durable-agent'),
     /** Bound on reaching the server at worker start; past it the worker exits naming the address. */
     connectTimeoutMs: z.number().int().positive().default(5_000),
-  }),
+    /** TLS to the server (implied by any other TLS setting or an API key); off for the local dev server. */
+    tls: z.boolean().optional(),
+    /** The name the server's certificate must carry, when it differs from the address's host. */
+    tlsServerName: z.string().min(1).optional(),
+    /** PEM file of the CA that signed the server's certificate; default the system roots. */
+    tlsCaPath: z.string().min(1).optional(),
+    /** mTLS: the client certificate and key (PEM files), both or neither. */
+    tlsCertPath: z.string().min(1).optional(),
+    tlsKeyPath: z.string().min(1).optional(),
+    /** API key (Temporal Cloud); a secret. */
+    apiKey: z.string().min(1).optional(),
+  }).refine((t) => !t.tlsCertPath === !t.tlsKeyPath, { message: 'set both TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH for mTLS, or neither', path: ['tlsCertPath'] }),
   mongodb: z.object({
     uri: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').default('mongodb://127.0.0.1:27017'),
     database: z.string().regex(/^[^/\\. "$]{1,63}$/, 'must be a valid MongoDB database name').default('durable_agent'),
@@ -79,6 +90,12 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
   'temporal.address': { env: 'TEMPORAL_ADDRESS', kind: 'string', fix: 'set TEMPORAL_ADDRESS to host:port, e.g. 127.0.0.1:7233' },
   'temporal.namespace': { env: 'TEMPORAL_NAMESPACE', kind: 'string', fix: 'set TEMPORAL_NAMESPACE to an existing namespace, e.g. default' },
   'temporal.taskQueue': { env: 'TEMPORAL_TASK_QUEUE', kind: 'string', fix: 'set TEMPORAL_TASK_QUEUE to a non-empty name' },
+  'temporal.tls': { env: 'TEMPORAL_TLS', kind: 'bool', fix: 'set TEMPORAL_TLS to true or false' },
+  'temporal.tlsServerName': { env: 'TEMPORAL_TLS_SERVER_NAME', kind: 'string', fix: 'set TEMPORAL_TLS_SERVER_NAME to the name in the server certificate' },
+  'temporal.tlsCaPath': { env: 'TEMPORAL_TLS_CA_PATH', kind: 'string', fix: 'set TEMPORAL_TLS_CA_PATH to a PEM file of the server CA' },
+  'temporal.tlsCertPath': { env: 'TEMPORAL_TLS_CERT_PATH', kind: 'string', fix: 'set TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH to the client certificate and key (PEM)' },
+  'temporal.tlsKeyPath': { env: 'TEMPORAL_TLS_KEY_PATH', kind: 'string', fix: 'set TEMPORAL_TLS_KEY_PATH and TEMPORAL_TLS_CERT_PATH to the client key and certificate (PEM)' },
+  'temporal.apiKey': { env: 'TEMPORAL_API_KEY', kind: 'string', fix: 'set TEMPORAL_API_KEY to an API key of the namespace (Temporal Cloud)' },
   'mongodb.uri': { env: 'MONGODB_URI', kind: 'string', fix: 'set MONGODB_URI, e.g. mongodb://127.0.0.1:27017' },
   'temporal.connectTimeoutMs': { env: 'TEMPORAL_CONNECT_TIMEOUT_MS', kind: 'int', fix: 'set TEMPORAL_CONNECT_TIMEOUT_MS to a positive integer of milliseconds' },
   'mongodb.serverSelectionTimeoutMs': {
@@ -124,7 +141,7 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
   'mcp.refreshIntervalMs': { env: 'MCP_REFRESH_INTERVAL_MS', kind: 'int', fix: 'set MCP_REFRESH_INTERVAL_MS to at least 1000 milliseconds' },
 };
 
-const SECRET_FIELDS = new Set(['model.apiKey', 'encryption.keys']);
+const SECRET_FIELDS = new Set(['model.apiKey', 'encryption.keys', 'temporal.apiKey']);
 
 export interface ConfigProblem {
   field: string;
@@ -291,6 +308,7 @@ export function configuredSecrets(config: RuntimeConfig): string[] {
     // Unparseable URLs were refused by the schema.
   }
   if (config.encryption.keys) secrets.push(...keyMaterialStrings(config.encryption.keys));
+  if (config.temporal.apiKey) secrets.push(config.temporal.apiKey);
   // Very short values would redact ordinary words; a key that short is not a secret worth the damage.
   return [...new Set(secrets.filter((s) => s.length >= 4))];
 }

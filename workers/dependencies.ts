@@ -1,4 +1,5 @@
 import { NativeConnection } from '@temporalio/worker';
+import { temporalTransportOptions } from './temporal-connection-options';
 import { MongoClient, type MongoClientOptions } from 'mongodb';
 import { mongoAddress, type RuntimeConfig } from './config';
 
@@ -63,7 +64,8 @@ export async function connectTemporal(config: RuntimeConfig): Promise<NativeConn
   const { address, connectTimeoutMs } = config.temporal;
   const fix = 'Check that the server runs (npm run stack:status for the local stack) and that TEMPORAL_ADDRESS points at it.';
   let timer: NodeJS.Timeout | undefined;
-  const connecting = NativeConnection.connect({ address });
+  // TLS, mTLS and API key from configuration; a file that cannot be read fails here, naming its variable.
+  const connecting = NativeConnection.connect({ address, ...temporalTransportOptions(config.temporal) });
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${connectTimeoutMs} ms`)), connectTimeoutMs);
   });

@@ -1,5 +1,6 @@
 import { Client, Connection, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
+import type { TemporalTransportOptions } from './temporal-connection-options';
 
 export const maintenanceScheduleId = (taskQueue: string): string => `durable-agent-maintenance-${taskQueue}`;
 
@@ -14,8 +15,10 @@ export async function ensureMaintenanceSchedule(options: {
   everyMs: number;
   /** The worker's data converter, so the schedule's arguments are encrypted like every other payload. */
   dataConverter?: DataConverter;
+  /** TLS, mTLS and API key, as the worker's own connection uses. */
+  transport?: TemporalTransportOptions;
 }): Promise<string> {
-  const connection = await Connection.connect({ address: options.address });
+  const connection = await Connection.connect({ address: options.address, ...options.transport });
   try {
     const client = new Client({ connection, namespace: options.namespace, dataConverter: options.dataConverter });
     const scheduleId = maintenanceScheduleId(options.taskQueue);
