@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const running = worker.run();
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config.encryption) });
-  const agent = new AgentClient({ client, taskQueue });
+  const agent = new AgentClient({ client, taskQueue, principal: { tenant: 'bench', user: 'bench' } });
   const sessionId = `bench-${Date.now()}`;
   // Memory off: this measures context growth, and the scripted model does not play the extraction model.
   const options = { sessionId, namespace: { tenant: 'bench', user: 'bench' }, limits: { maxHistoryEvents: HISTORY_BUDGET }, memory: { enabled: false } };

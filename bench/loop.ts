@@ -88,7 +88,7 @@ async function main(started: Started): Promise<void> {
   const worker = await createAgentWorker(config, { extraTools: [noopTool] });
   started.worker = worker;
   worker.run().catch((err: unknown) => log(`[bench] worker failed: ${String(err)}`));
-  const agent = await AgentClient.connect({ address, namespace, taskQueue, dataConverter: dataConverterFor(config.encryption) });
+  const agent = await AgentClient.connect({ address, namespace, taskQueue, dataConverter: dataConverterFor(config.encryption), principal: { tenant: 'bench', user: 'loop' } });
   started.agent = agent;
   const floorQueue = `bench-floor-${id}`;
   const floor = await TemporalFloor.start(agent.client, address, namespace, floorQueue);

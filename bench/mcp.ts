@@ -285,7 +285,7 @@ async function main(): Promise<void> {
   const worker = await createAgentWorker(config, { mcpLogger: silentMcpLogger, extraTools: PLACEMENTS.map(nativeNoop) });
   const running = worker.run();
   const connection = await Connection.connect({ address: config.temporal.address });
-  const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config.encryption) }), taskQueue });
+  const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config.encryption) }), taskQueue, principal: { tenant: 'bench', user: 'bench' } });
   try {
     const direct = new Map<TransportKind, number[]>();
     for (const kind of TRANSPORTS) {

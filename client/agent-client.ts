@@ -14,6 +14,7 @@ import type { deleteUserMemory, listUserMemories } from '../workflows/maintenanc
 import type { expandPrompt, listPrompts } from '../workflows/mcp-prompts';
 import type { ExpandPromptResult, ListPromptsResult } from '../activities/mcp/mcp-prompts';
 import { AnswerInputInput } from '../workflows/input-request';
+import { Principal, hasTenantRole } from '../workflows/principal';
 import type {
   DeleteMemoryInput,
   DeleteMemoryResult,
@@ -47,6 +48,7 @@ import {
 } from '../workflows/session-types';
 import {
   AgentClientError,
+  NotAuthorizedError,
   SessionClosedError,
   SessionNotFoundError,
   SessionValidationError,
@@ -65,6 +67,13 @@ export interface AgentClientOptions {
    * the server still answers. Default 10 s.
    */
   callTimeoutMs?: number;
+  /**
+   * Who this client acts for, sent with every call (see docs/security.md).
+   * The backend asserts it after authenticating the person. Without it,
+   * `send` and `ask` act as the session options' namespace and every other
+   * call fails with NotAuthorizedError.
+   */
+  principal?: Principal;
 }
 
 /** One event with its position in the session's stream. */
@@ -111,6 +120,8 @@ function translate(err: unknown, sessionId: string): never {
       }
       case FailureType.SessionClosed:
         throw new SessionClosedError(cause.message);
+      case FailureType.NotAuthorized:
+        throw new NotAuthorizedError(cause.message);
       case FailureType.SessionInputInvalid:
       case FailureType.ConfirmationUnknown:
       case FailureType.InputUnknown:
@@ -135,8 +146,13 @@ export class AgentClient {
   private readonly taskQueue: string;
   private readonly searchAttributes: boolean;
   private readonly deadline: CallDeadline;
+  private readonly options: AgentClientOptions;
+  /** Who this client acts for; see `AgentClientOptions.principal`. */
+  readonly principal: Principal | undefined;
 
   constructor(options: AgentClientOptions) {
+    this.options = options;
+    this.principal = options.principal === undefined ? undefined : parseOr(Principal, options.principal, 'principal');
     this.client = options.client;
     this.taskQueue = options.taskQueue;
     this.searchAttributes = options.searchAttributes ?? true;
@@ -150,6 +166,8 @@ export class AgentClient {
     taskQueue: string;
     connectTimeoutMs?: number;
     callTimeoutMs?: number;
+    /** Who the client acts for, sent with every call (see `AgentClientOptions.principal`). */
+    principal?: Principal;
     /**
      * Payload encryption, the same keys the workers use (`dataConverterFor(config.encryption)`
      * from codec/). Without it, an encrypting worker's payloads are unreadable here.
@@ -161,7 +179,19 @@ export class AgentClient {
       client: new Client({ connection, namespace: options.namespace ?? 'default', dataConverter: options.dataConverter }),
       taskQueue: options.taskQueue,
       callTimeoutMs: options.callTimeoutMs,
+      principal: options.principal,
     });
+  }
+
+  /** The same client (connection, task queue) acting for another principal. */
+  as(principal: Principal): AgentClient {
+    return new AgentClient({ ...this.options, principal });
+  }
+
+  /** The configured principal, or a clear failure for a call that needs one. */
+  private requirePrincipal(what: string): Principal {
+    if (this.principal) return this.principal;
+    throw new NotAuthorizedError(`${what} needs a principal: create the client with { principal: { tenant, user } } (the person your backend authenticated).`);
   }
 
   private handle(sessionId: string) {
@@ -182,7 +212,9 @@ export class AgentClient {
     wait: 'prompt' | 'watched',
   ): Promise<SendMessageResult> {
     const session = parseOr(SessionOptions, options, 'session options');
-    const msg = parseOr(SendMessageInput, message, 'message');
+    // Without a configured principal the client acts as the session's own user.
+    const principal = this.principal ?? { tenant: session.namespace.tenant, user: session.namespace.user };
+    const msg = parseOr(SendMessageInput, { principal, ...message }, 'message');
     const workflowId = workflowIdFor(session.sessionId);
     const start = new WithStartWorkflowOperation<typeof agentSession>(WORKFLOW_TYPE, {
       workflowId,
@@ -215,7 +247,7 @@ export class AgentClient {
 
   /** Sends a message to a running session; never starts one. */
   async sendTo(sessionId: string, message: z.input<typeof SendMessageInput>): Promise<SendMessageResult> {
-    const msg = parseOr(SendMessageInput, message, 'message');
+    const msg = parseOr(SendMessageInput, { principal: message.principal ?? this.requirePrincipal('sendTo'), ...message }, 'message');
     try {
       return await this.deadline.prompt(`sendMessage to session ${sessionId}`, () =>
         this.handle(sessionId).executeUpdate(sendMessageUpdate, {
@@ -234,7 +266,9 @@ export class AgentClient {
    * one update round trip, where `send` then `waitForTurn` takes two.
    */
   async ask(options: SessionOptionsInput, message: z.input<typeof SendMessageInput>): Promise<SendMessageResult & { turn: TurnResult }> {
-    const sessionId = parseOr(SessionOptions, options, 'session options').sessionId;
+    const session = parseOr(SessionOptions, options, 'session options');
+    const sessionId = session.sessionId;
+    const principal = this.principal ?? { tenant: session.namespace.tenant, user: session.namespace.user };
     let accepted: SendMessageResult;
     try {
       // The turn may run for minutes: wait as long as the server answers, not against a fixed deadline.
@@ -243,7 +277,7 @@ export class AgentClient {
       const carried = carriedOver(err);
       if (carried?.version === undefined) throw err;
       // The session continued as new before the turn ran: the turn went with it, so wait for it there.
-      return { turnId: carried.turnId, version: carried.version, turn: await this.waitForTurn(sessionId, carried.turnId) };
+      return { turnId: carried.turnId, version: carried.version, turn: await this.waitFor(sessionId, carried.turnId, principal) };
     }
     if (!accepted.turn) throw new Error(`Session ${sessionId} accepted ${accepted.turnId} but did not wait for it; is its worker older than this client?`);
     return accepted as SendMessageResult & { turn: TurnResult };
@@ -251,10 +285,14 @@ export class AgentClient {
 
   /** Waits for a turn to finish and returns its result, across continue-as-new. */
   async waitForTurn(sessionId: string, turnId: string): Promise<TurnResult> {
+    return this.waitFor(sessionId, turnId, this.requirePrincipal('waitForTurn'));
+  }
+
+  private async waitFor(sessionId: string, turnId: string, principal: Principal): Promise<TurnResult> {
     for (;;) {
       try {
         return await this.deadline.watched(`waitForTurn ${turnId} of session ${sessionId}`, () =>
-          this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId }] }),
+          this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId, principal }] }),
         );
       } catch (err) {
         if (carriedOver(err) === undefined) translate(err, sessionId);
@@ -262,12 +300,28 @@ export class AgentClient {
     }
   }
 
+  /**
+   * The session's state. Queries take no principal (a query's arguments are
+   * not part of the contract every SDK and the CLI can send), so the check is
+   * here: a session whose owner is not this client's principal, nor of a
+   * tenant it approves for, is refused with NotAuthorizedError. Anyone with
+   * raw Temporal access can still query: that access is trusted.
+   */
   async getSession(sessionId: string): Promise<SessionView> {
+    const principal = this.requirePrincipal('getSession');
+    let view: SessionView;
     try {
-      return await this.deadline.prompt(`getSession ${sessionId}`, () => this.handle(sessionId).query(getSessionQuery));
+      view = await this.deadline.prompt(`getSession ${sessionId}`, () => this.handle(sessionId).query(getSessionQuery));
     } catch (err) {
       translate(err, sessionId);
     }
+    // Sessions of workers from before the owner was shown: their namespace is the owner.
+    const owner = view.owner ?? view.namespace;
+    const mine = owner.tenant === principal.tenant && owner.user === principal.user;
+    if (!mine && !hasTenantRole(owner.tenant, principal, 'approver')) {
+      throw new NotAuthorizedError(`Not authorized: ${principal.tenant}/${principal.user} may not read session ${sessionId}; its owner, or an approver or admin of the owner's tenant, may.`);
+    }
+    return view;
   }
 
   async approve(sessionId: string, toolCallId: string, reason?: string): Promise<void> {
@@ -279,7 +333,7 @@ export class AgentClient {
   }
 
   private async decide(sessionId: string, input: DecideToolCallInput): Promise<void> {
-    const decision = parseOr(DecideToolCallInput, input, 'decision');
+    const decision = parseOr(DecideToolCallInput, { ...input, principal: input.principal ?? this.requirePrincipal('decideToolCall') }, 'decision');
     try {
       await this.deadline.prompt(`decideToolCall in session ${sessionId}`, () => this.handle(sessionId).executeUpdate(decideToolCallUpdate, { args: [decision] }));
     } catch (err) {
@@ -294,7 +348,7 @@ export class AgentClient {
    * problem named, and nothing is written.
    */
   async answerInput(sessionId: string, answer: z.input<typeof AnswerInputInput>): Promise<void> {
-    const input = parseOr(AnswerInputInput, answer, 'answer');
+    const input = parseOr(AnswerInputInput, { ...answer, principal: answer.principal ?? this.requirePrincipal('answerInput') }, 'answer');
     try {
       await this.deadline.prompt(`answerInput in session ${sessionId}`, () => this.handle(sessionId).executeUpdate(answerInputUpdate, { args: [input] }));
     } catch (err) {
@@ -302,9 +356,11 @@ export class AgentClient {
     }
   }
 
+  /** A signal: a principal that may not interrupt is ignored by the session (counted in `signalsUnauthorized`), not refused. */
   async interrupt(sessionId: string, reason?: string): Promise<void> {
+    const principal = this.requirePrincipal('interrupt');
     try {
-      await this.deadline.prompt(`interrupt of session ${sessionId}`, () => this.handle(sessionId).signal(interruptSignal, { reason }));
+      await this.deadline.prompt(`interrupt of session ${sessionId}`, () => this.handle(sessionId).signal(interruptSignal, { reason, principal }));
     } catch (err) {
       translate(err, sessionId);
     }
@@ -312,8 +368,9 @@ export class AgentClient {
 
   /** Asks the session to archive itself once the running turn is done. */
   async end(sessionId: string, reason?: string): Promise<void> {
+    const principal = this.requirePrincipal('end');
     try {
-      await this.deadline.prompt(`end of session ${sessionId}`, () => this.handle(sessionId).signal(endSessionSignal, { reason }));
+      await this.deadline.prompt(`end of session ${sessionId}`, () => this.handle(sessionId).signal(endSessionSignal, { reason, principal }));
     } catch (err) {
       translate(err, sessionId);
     }
@@ -365,11 +422,12 @@ export class AgentClient {
   /** A user's long-term memories (active ones unless `statuses` says otherwise). */
   async listMemories(input: ListMemoriesInput): Promise<ListMemoriesResult> {
     const namespace = parseOr(UserNamespace, input.namespace, 'namespace');
+    const principal = this.memoryPrincipal(namespace, 'listMemories');
     return this.deadline.watched(`listMemories of ${namespace.tenant}/${namespace.user}`, () =>
       this.client.workflow.execute<typeof listUserMemories>('listUserMemories', {
         taskQueue: this.taskQueue,
         workflowId: `memories-list-${namespace.tenant}-${namespace.user}-${randomUUID()}`,
-        args: [{ ...input, namespace }],
+        args: [{ ...input, namespace, principal }],
       }),
     );
   }
@@ -377,6 +435,7 @@ export class AgentClient {
   /** Deletes one of a user's memories; the audit trail keeps what it was. */
   async deleteMemory(input: DeleteMemoryInput): Promise<DeleteMemoryResult> {
     const namespace = parseOr(UserNamespace, input.namespace, 'namespace');
+    const principal = this.memoryPrincipal(namespace, 'deleteMemory');
     if (!/^mem_[0-9a-f]{6,64}$/.test(input.memoryId)) {
       throw new SessionValidationError(`Invalid memoryId "${input.memoryId}": expected "mem_" followed by hex digits, as listMemories returns.`);
     }
@@ -384,9 +443,23 @@ export class AgentClient {
       this.client.workflow.execute<typeof deleteUserMemory>('deleteUserMemory', {
         taskQueue: this.taskQueue,
         workflowId: `memories-delete-${input.memoryId}-${randomUUID()}`,
-        args: [{ ...input, namespace }],
+        args: [{ ...input, namespace, principal }],
       }),
     );
+  }
+
+  /**
+   * A user's memories are theirs, or an admin's of their tenant: refused here
+   * before any workflow starts, and checked again by the workflow (raw
+   * clients come in there too).
+   */
+  private memoryPrincipal(namespace: UserNamespace, what: string): Principal {
+    const principal = this.requirePrincipal(what);
+    const own = principal.tenant === namespace.tenant && principal.user === namespace.user;
+    if (!own && !hasTenantRole(namespace.tenant, principal, 'admin')) {
+      throw new NotAuthorizedError(`Not authorized: ${principal.tenant}/${principal.user} may not read or delete memories of ${namespace.tenant}/${namespace.user}; only that user or an admin of that tenant may.`);
+    }
+    return principal;
   }
 
   /** The prompts the workers' MCP servers offer (servers that could not be asked are listed with why). */

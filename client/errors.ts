@@ -26,6 +26,11 @@ export class SessionValidationError extends AgentClientError {
   }
 }
 
+/** The caller's principal may not take this action (see docs/security.md); nothing was written. */
+export class NotAuthorizedError extends AgentClientError {
+  override readonly name = 'NotAuthorizedError';
+}
+
 /** The session is closing or archived and takes no messages on this run. */
 export class SessionClosedError extends AgentClientError {
   override readonly name = 'SessionClosedError';

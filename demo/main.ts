@@ -114,6 +114,7 @@ async function main(resources: Resources): Promise<void> {
     namespace: config.temporal.namespace,
     taskQueue,
     dataConverter: dataConverterFor(config.encryption),
+    principal: { tenant: 'demo', user: 'ana' },
   });
   const agent = resources.agent;
   const uiLink = stack.uiUrl ? AgentClient.webUiUrl(stack.uiUrl, config.temporal.namespace, sessionId) : null;

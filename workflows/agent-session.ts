@@ -1,5 +1,6 @@
 import { allHandlersFinished, condition, makeContinueAsNewFunc, patched, workflowInfo } from '@temporalio/workflow';
 import { describeZodError } from './input-guard';
+import { notAuthorized } from './principal';
 import { refuseStart, registerSessionHandlers } from './session-handlers';
 import { archiveSession, ensureSearchAttributes, restoreFromArchive, snapshot } from './session-lifecycle';
 import { SessionMemory } from './session-memory';
@@ -63,7 +64,9 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   };
 
   for (;;) {
-    const woke = await condition(() => run.queue.length > 0 || run.endRequested, limits.idleTimeoutMs);
+    const woke = await condition(() => run.queue.length > 0 || run.endRequested || (run.startRefused !== undefined && run.acceptedInRun === 0), limits.idleTimeoutMs);
+    // Started by a message from someone other than the owner: nothing was accepted, the run fails (like invalid options).
+    if (run.startRefused !== undefined && run.acceptedInRun === 0) throw notAuthorized(run.startRefused);
     const next = run.queue.shift();
     if (next) {
       const before = workflowInfo().historyLength;

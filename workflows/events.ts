@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InputAction, InputAnsweredBy, PendingInput } from './input-request';
+import { Actor } from './principal';
 import { Activity, PendingConfirmation, SessionStatus, TurnOutcome } from './session-types';
 
 const base = {
@@ -83,6 +84,8 @@ export const ConfirmationDecidedEvent = z.object({
   reason: z.string().optional(),
   /** `timeout` when nobody answered in time. */
   decidedBy: z.enum(['user', 'timeout', 'interrupt']),
+  /** Who decided, for audit (tenant and user), when a person did. */
+  principal: Actor.optional(),
 });
 
 /** An MCP server asked the user for input mid-call (`elicitation/create`); answer with `answerInput`. */

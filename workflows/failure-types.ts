@@ -24,6 +24,8 @@ export const FailureType = {
   /** The session continued as a new run before the awaited turn ran; wait for it again (details: `{ turnId, version? }`, the version the message was accepted at). */
   TurnCarriedOver: 'TurnCarriedOver',
   ConfigInvalid: 'ConfigInvalid',
+  /** The caller's principal may not take this action on this session (not its owner, nor an approver of its tenant). */
+  NotAuthorized: 'NotAuthorized',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

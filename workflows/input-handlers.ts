@@ -3,6 +3,8 @@ import { FailureType } from './failure-types';
 import { parseSignalInput, parseUpdateInput, invalidInput } from './input-guard';
 import { AnswerInputInput, GetInputInput, InputRequestedInput, checkAnswer, type InputState, type PendingInput } from './input-request';
 import { answerInputSignal, answerInputUpdate, getInputQuery, inputRequestedSignal } from './messages';
+import { notAuthorized, refusalFor } from './principal';
+import { signalGuard } from './principal-guard';
 import type { SessionRun } from './session-run';
 import { nowMs } from './workflow-clock';
 
@@ -14,6 +16,7 @@ import { nowMs } from './workflow-clock';
  */
 export function registerInputHandlers(run: SessionRun): void {
   const ignore = (): void => run.ignoreSignal();
+  const signalAllowed = signalGuard(run);
 
   setHandler(getInputQuery, (raw): InputState => {
     const parsed = GetInputInput.safeParse(raw);
@@ -87,7 +90,7 @@ export function registerInputHandlers(run: SessionRun): void {
 
   setHandler(answerInputSignal, (raw) => {
     const answer = parseSignalInput(AnswerInputInput, raw, 'answerInput', ignore);
-    if (!answer) return;
+    if (!answer || !signalAllowed(answer.principal, 'answer', 'answerInput')) return;
     const refused = refusal(answer);
     if (refused) {
       log.warn(`Ignoring an answer: ${refused.message}`, { inputId: answer.inputId });
@@ -104,7 +107,10 @@ export function registerInputHandlers(run: SessionRun): void {
     },
     {
       validator: (raw) => {
-        const refused = refusal(parseUpdateInput(AnswerInputInput, raw, 'answerInput'));
+        const answer = parseUpdateInput(AnswerInputInput, raw, 'answerInput');
+        const forbidden = refusalFor(run.owner, answer.principal, 'answer');
+        if (forbidden) throw notAuthorized(forbidden);
+        const refused = refusal(answer);
         if (!refused) return;
         if (refused.type === FailureType.SessionInputInvalid) throw invalidInput(refused.message);
         throw ApplicationFailure.nonRetryable(refused.message, refused.type);

@@ -1,5 +1,6 @@
 import { Validator } from '@cfworker/json-schema';
 import { z } from 'zod';
+import { Principal } from './principal';
 
 /**
  * Elicitation as the session sees it: an MCP server asked the user for input
@@ -77,6 +78,8 @@ export const AnswerInputInput = z
     inputId: InputId,
     action: InputAction,
     content: InputContent.optional(),
+    /** Who answers: the owner, or an approver or admin of the owner's tenant. */
+    principal: Principal.optional(),
   })
   .refine((a) => a.action === 'accept' || a.content === undefined, { message: 'content goes with action "accept" only', path: ['content'] });
 export type AnswerInputInput = z.infer<typeof AnswerInputInput>;

@@ -1,4 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
+import { Principal, hasTenantRole, notAuthorized } from './principal';
 import type { SessionActivities } from '../activities/activity-types';
 import type {
   DeleteMemoryInput,
@@ -39,11 +40,28 @@ export async function maintenanceSweep(): Promise<MaintenanceResult> {
  * A user's memories, for the client: the client reaches MongoDB only through
  * the worker, so it needs no database credentials.
  */
-export async function listUserMemories(input: ListMemoriesInput): Promise<ListMemoriesResult> {
-  return listMemories(input);
+export async function listUserMemories(input: ListMemoriesInput & { principal?: Principal }): Promise<ListMemoriesResult> {
+  const { principal, ...request } = input;
+  checkMemoryAccess(principal, request.namespace, 'list');
+  return listMemories(request);
 }
 
 /** Deletes one of a user's memories (audited), for the client. */
-export async function deleteUserMemory(input: DeleteMemoryInput): Promise<DeleteMemoryResult> {
-  return deleteMemory(input);
+export async function deleteUserMemory(input: DeleteMemoryInput & { principal?: Principal }): Promise<DeleteMemoryResult> {
+  const { principal, ...request } = input;
+  checkMemoryAccess(principal, request.namespace, 'delete');
+  return deleteMemory(request);
+}
+
+/**
+ * A user's memories are theirs: only that user, or an admin of their tenant,
+ * may list or delete them. The run fails with `NotAuthorized` before any
+ * activity is scheduled; the message echoes only what the caller sent.
+ */
+export function checkMemoryAccess(raw: unknown, namespace: { tenant: string; user: string }, action: 'list' | 'delete'): void {
+  const parsed = Principal.safeParse(raw);
+  if (!parsed.success) throw notAuthorized(`Not authorized: a principal ({ tenant, user }) is required to ${action} memories; only their user or an admin of their tenant may.`);
+  const p = parsed.data;
+  if ((p.tenant === namespace.tenant && p.user === namespace.user) || hasTenantRole(namespace.tenant, p, 'admin')) return;
+  throw notAuthorized(`Not authorized: ${p.tenant}/${p.user} may not ${action} memories of ${namespace.tenant}/${namespace.user}; only that user or an admin of that tenant may.`);
 }

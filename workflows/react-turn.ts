@@ -15,6 +15,7 @@ import type { SessionActivities, CallModelResult } from '../activities/activity-
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from './chat-message';
 import type { EventEmitter } from './event-emitter';
 import { FailureType, nonRetryableFailureTypes } from './failure-types';
+import type { Actor } from './principal';
 import type { PendingConfirmation, SessionOptions } from './session-types';
 import { planToolCall, type ToolCallPlan } from './tool-call-plan';
 import type { ToolPins } from './tool-pins';
@@ -82,6 +83,8 @@ export interface Decision {
   approved: boolean;
   reason?: string;
   decidedBy: 'user' | 'timeout' | 'interrupt';
+  /** The principal who decided (absent for timeouts, interrupts and decisions from before `principal-required`). */
+  by?: Actor;
 }
 
 /** What the turn needs from the session around it. */

@@ -14,6 +14,8 @@ import {
   toolProgressSignal,
   waitForTurnUpdate,
 } from './messages';
+import { actorOf, notAuthorized, refusalFor, type Principal, type SessionAction } from './principal';
+import { signalGuard } from './principal-guard';
 import { DEDUPE_MEMORY } from './session-state';
 import type { SessionRun } from './session-run';
 import {
@@ -62,6 +64,12 @@ function versionConflict(sessionId: string, version: number, expected: number): 
 export function registerSessionHandlers(run: SessionRun): void {
   const { sessionId, options } = run;
   const ignore = (): void => run.ignoreSignal();
+  /** Update validators: refuse a caller that may not act (validators do not run on replay, so no patch is needed). */
+  const requireAllowed = (principal: Principal | undefined, action: SessionAction): void => {
+    const refused = refusalFor(run.owner, principal, action);
+    if (refused) throw notAuthorized(refused);
+  };
+  const signalAllowed = signalGuard(run);
 
   setHandler(getSessionQuery, () => run.view());
 
@@ -72,6 +80,14 @@ export function registerSessionHandlers(run: SessionRun): void {
       const msg = parseUpdateInput(SendMessageInput, raw, 'sendMessage');
       // The first message of a restored session may arrive before the archive is read.
       await condition(() => run.restored);
+      // Only now is the owner known for sure (the archive keeps it). Histories from before
+      // `principal-required` carry no principal and were accepted: they still are.
+      const refused = msg.principal ? refusalFor(run.owner, msg.principal, 'send') : undefined;
+      if (refused) {
+        // The message that started this run came from someone else: the run fails, like one started with invalid options.
+        if (!run.carried && run.acceptedInRun === 0) run.startRefused = refused;
+        throw notAuthorized(refused);
+      }
       const seen = msg.clientMessageId ? run.processed.get(msg.clientMessageId) : undefined;
       if (seen) return msg.waitForTurn ? { ...seen, turn: await run.turnResult(seen.turnId, seen.version) } : seen;
       if (msg.expectedVersion !== undefined && msg.expectedVersion !== run.version) throw versionConflict(sessionId, run.version, msg.expectedVersion);
@@ -82,7 +98,14 @@ export function registerSessionHandlers(run: SessionRun): void {
         run.processed.set(msg.clientMessageId, result);
         if (run.processed.size > DEDUPE_MEMORY) run.processed.delete(run.processed.keys().next().value as string);
       }
-      run.queue.push({ turnId: result.turnId, text: msg.text, clientMessageId: msg.clientMessageId, receivedAt: nowIso() });
+      run.acceptedInRun += 1;
+      run.queue.push({
+        turnId: result.turnId,
+        text: msg.text,
+        clientMessageId: msg.clientMessageId,
+        receivedAt: nowIso(),
+        ...(msg.principal ? { by: actorOf(msg.principal) } : {}),
+      });
       run.noteVersion();
       if (run.running && options.busyPolicy === 'interrupt') run.interruptRunning('a new message arrived');
       return msg.waitForTurn ? { ...result, turn: await run.turnResult(result.turnId, result.version) } : result;
@@ -90,6 +113,9 @@ export function registerSessionHandlers(run: SessionRun): void {
     {
       validator: (raw) => {
         const msg = parseUpdateInput(SendMessageInput, raw, 'sendMessage');
+        // Before the archive is read the owner may still change: the handler checks then.
+        if (run.restored) requireAllowed(msg.principal, 'send');
+        else if (!msg.principal) requireAllowed(undefined, 'send');
         if (msg.clientMessageId && run.processed.has(msg.clientMessageId)) return;
         if (run.closing || run.status === 'expired') {
           throw ApplicationFailure.nonRetryable(`Session ${sessionId} is ${run.closing ? 'closing' : run.status}; send the message again to start it anew.`, FailureType.SessionClosed);
@@ -102,12 +128,18 @@ export function registerSessionHandlers(run: SessionRun): void {
   );
 
   const decide = (decision: DecideToolCallInput, via: 'signal' | 'update'): void => {
+    if (via === 'signal' && !signalAllowed(decision.principal, 'decide', 'decideToolCall')) return;
     if (!run.pending.has(decision.toolCallId) || run.decisions.has(decision.toolCallId)) {
       log.warn('Ignoring a decision for an unknown or decided tool call', { toolCallId: decision.toolCallId, via });
       if (via === 'signal') ignore();
       return;
     }
-    run.decisions.set(decision.toolCallId, { approved: decision.approved, reason: decision.reason, decidedBy: 'user' });
+    run.decisions.set(decision.toolCallId, {
+      approved: decision.approved,
+      reason: decision.reason,
+      decidedBy: 'user',
+      ...(decision.principal ? { by: actorOf(decision.principal) } : {}),
+    });
   };
   setHandler(decideToolCallSignal, (raw) => {
     const decision = parseSignalInput(DecideToolCallInput, raw, 'decideToolCall', ignore);
@@ -121,7 +153,8 @@ export function registerSessionHandlers(run: SessionRun): void {
     },
     {
       validator: (raw) => {
-        const id = parseUpdateInput(DecideToolCallInput, raw, 'decideToolCall').toolCallId;
+        const { toolCallId: id, principal } = parseUpdateInput(DecideToolCallInput, raw, 'decideToolCall');
+        requireAllowed(principal, 'decide');
         if (!run.pending.has(id)) throw ApplicationFailure.nonRetryable(`No tool call ${id} is waiting for confirmation.`, FailureType.ConfirmationUnknown);
         if (run.decisions.has(id)) throw ApplicationFailure.nonRetryable(`Tool call ${id} was already decided.`, FailureType.ConfirmationUnknown);
       },
@@ -130,16 +163,18 @@ export function registerSessionHandlers(run: SessionRun): void {
 
   setHandler(interruptSignal, (raw) => {
     const input = parseSignalInput(InterruptInput, raw, 'interrupt', ignore);
-    if (!input || !run.running) return;
+    if (!input || !signalAllowed(input.principal, 'interrupt', 'interrupt') || !run.running) return;
     run.counters.interrupts += 1;
     run.interruptRunning(input.reason ?? 'interrupted by the user');
   });
   setHandler(endSessionSignal, (raw) => {
-    if (parseSignalInput(EndSessionInput, raw, 'endSession', ignore)) run.endRequested = true;
+    const input = parseSignalInput(EndSessionInput, raw, 'endSession', ignore);
+    if (input && signalAllowed(input.principal, 'end', 'endSession')) run.endRequested = true;
   });
   setHandler(waitForTurnUpdate, async (raw) => run.turnResult(parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn').turnId), {
     validator: (raw) => {
-      const { turnId } = parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn');
+      const { turnId, principal } = parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn');
+      requireAllowed(principal, 'wait');
       if (!run.knownTurn(turnId)) throw invalidInput(`Turn ${turnId} is unknown to session ${sessionId}.`);
     },
   });

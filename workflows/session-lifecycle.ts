@@ -67,6 +67,8 @@ export async function restoreFromArchive(run: SessionRun): Promise<void> {
     // Archives from before pins were kept have none: the session pins what it sees next, as a new one would.
     if (archive.toolPins && archive.toolPins.length > 0 && patched(TOOL_PINS_IN_ARCHIVE)) run.toolHashes.replaceWith(ToolPins.fromArchive(archive.toolPins));
     run.status = 'archived';
+    // The owner is the one the session was created by, whatever options this run was started with.
+    run.owner = { tenant: archive.namespace.tenant, user: archive.namespace.user };
   }
   run.restored = true;
 }
@@ -95,6 +97,7 @@ export function snapshot(run: SessionRun): CarriedState {
     toolPinTexts: run.toolHashes.textEntries(),
     pendingExtraction: run.pendingExtraction,
     stream: events.stream.getState(),
+    owner: run.owner,
   });
   if (fitted.dropped.length > 0) log.warn(`Carried state over the payload budget; left out ${fitted.dropped.join(', ')}`);
   return fitted.state;
@@ -110,7 +113,8 @@ export async function archiveSession(run: SessionRun): Promise<{ archiveConflict
   const archivedAt = nowMs();
   const archive: ArchivedSession = {
     sessionId: run.sessionId,
-    namespace: options.namespace,
+    // The owner, not whoever's options started this run: a restore keeps it.
+    namespace: { ...options.namespace, tenant: run.owner.tenant, user: run.owner.user },
     channel: options.channel,
     metadata: options.metadata,
     createdAt: run.createdAt,

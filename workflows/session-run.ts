@@ -4,6 +4,7 @@ import { FailureType } from './failure-types';
 import type { Decision } from './react-turn';
 import { SessionStatusKey } from './search-attributes';
 import { SessionContext, emptyContext } from './session-context';
+import type { Owner } from './principal';
 import type { CarriedState, QueuedMessage, ToolCallRecord } from './session-state';
 import {
   emptyCounters,
@@ -69,6 +70,12 @@ export class SessionRun {
   /** Questions servers asked during running tool calls (elicitation), and their answers. */
   readonly inputs = new InputBook(this.progressGate);
   canUpsertStatus: boolean;
+  /** Whose session this is: fixed at creation, carried across continue-as-new, read back from the archive. */
+  owner: Owner;
+  /** Set when the message that started this run came from someone else than the owner: the run fails. */
+  startRefused: string | undefined = undefined;
+  /** Messages this run accepted (a refused first message fails the run only when none was). */
+  acceptedInRun = 0;
 
   constructor(
     readonly options: SessionOptions,
@@ -93,6 +100,7 @@ export class SessionRun {
     this.toolHashes = new ToolPins(carried?.toolHashes ?? [], carried?.toolPinTexts ?? []);
     this.pendingExtraction = carried?.pendingExtraction ?? [];
     this.restored = carried !== undefined;
+    this.owner = carried?.owner ?? { tenant: options.namespace.tenant, user: options.namespace.user };
     this.events = new EventEmitter(
       this.sessionId,
       carried?.stream,
@@ -114,6 +122,10 @@ export class SessionRun {
 
   ignoreSignal(): void {
     this.counters.signalsIgnored += 1;
+  }
+
+  ignoreUnauthorizedSignal(): void {
+    this.counters.signalsUnauthorized += 1;
   }
 
   emitStatus(reason?: string): void {
@@ -170,6 +182,7 @@ export class SessionRun {
       activity: this.activity,
       version: this.version,
       namespace: options.namespace,
+      owner: this.owner,
       channel: options.channel,
       metadata: options.metadata,
       createdAt: this.createdAt,

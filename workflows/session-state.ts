@@ -10,6 +10,8 @@ export interface QueuedMessage {
   text: string;
   clientMessageId?: string;
   receivedAt: string;
+  /** Who sent it (absent for messages from before `principal-required`). */
+  by?: { tenant: string; user: string };
 }
 
 export interface ToolCallRecord extends ToolCallOutcome {
@@ -40,6 +42,8 @@ export interface CarriedState {
   /** Turns since the last memory extraction pass. */
   pendingExtraction?: Turn[];
   stream?: WorkflowStreamState;
+  /** The session's owner; absent in runs carried from before it was kept (the options' namespace then). */
+  owner?: { tenant: string; user: string };
 }
 
 /** How many clientMessageIds, turn results and tool records are remembered. */

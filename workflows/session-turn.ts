@@ -25,7 +25,14 @@ async function awaitDecision(run: SessionRun, confirmation: PendingConfirmation)
   run.setActivity('awaiting_confirmation');
   try {
     const decision = await waitForDecision(() => run.decisions.get(confirmation.toolCallId), run.options.limits.confirmationTimeoutMs);
-    events.emit({ type: 'confirmation_decided', toolCallId: confirmation.toolCallId, approved: decision.approved, reason: decision.reason, decidedBy: decision.decidedBy });
+    events.emit({
+      type: 'confirmation_decided',
+      toolCallId: confirmation.toolCallId,
+      approved: decision.approved,
+      reason: decision.reason,
+      decidedBy: decision.decidedBy,
+      ...(decision.by ? { principal: decision.by } : {}),
+    });
     return decision;
   } catch (err) {
     if (isCancellation(err)) {
@@ -131,10 +138,11 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
     }
   }
   counters.turns += 1;
-  const finished: Turn = { turnId: turn.turnId, messages, outcome, startedAt: message.receivedAt, endedAt: nowIso() };
+  const by = message.by ? { by: message.by } : {};
+  const finished: Turn = { turnId: turn.turnId, messages, outcome, startedAt: message.receivedAt, endedAt: nowIso(), ...by };
   run.context.addTurn(finished);
   memory.afterTurn(finished, shouldExtractNow(message.text));
-  const result: TurnResult = { turnId: turn.turnId, outcome, text, modelCalls, modelAttempts, toolCalls, error };
+  const result: TurnResult = { turnId: turn.turnId, outcome, text, modelCalls, modelAttempts, toolCalls, error, ...by };
   run.recentResults.push(result);
   if (run.recentResults.length > RESULT_MEMORY) run.recentResults.shift();
   run.running = null;

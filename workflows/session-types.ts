@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ChatMessage } from './chat-message';
+import { Actor, Principal } from './principal';
 import { RiskLevel } from './tool-spec';
 import type { KeyFact } from './key-facts';
 import type { PendingInput } from './input-request';
@@ -83,6 +84,8 @@ export const SendMessageInput = z.object({
    * for a separate `waitForTurn`.
    */
   waitForTurn: z.boolean().optional(),
+  /** Who sends it: must be the session's owner (required by the validator; absent in histories from before `principal-required`). */
+  principal: Principal.optional(),
 });
 export type SendMessageInput = z.infer<typeof SendMessageInput>;
 
@@ -90,17 +93,19 @@ export const DecideToolCallInput = z.object({
   toolCallId: z.string().min(1).max(256),
   approved: z.boolean(),
   reason: z.string().max(2_000).optional(),
+  /** Who decides: the owner, or an approver or admin of the owner's tenant. */
+  principal: Principal.optional(),
 });
 export type DecideToolCallInput = z.infer<typeof DecideToolCallInput>;
 
 // Signals may arrive with no argument at all (the `temporal` CLI without --input): that is {}.
-export const InterruptInput = z.object({ reason: z.string().max(2_000).optional() }).nullish().transform((v) => v ?? {});
+export const InterruptInput = z.object({ reason: z.string().max(2_000).optional(), principal: Principal.optional() }).nullish().transform((v) => v ?? {});
 export type InterruptInput = z.input<typeof InterruptInput>;
 
-export const EndSessionInput = z.object({ reason: z.string().max(2_000).optional() }).nullish().transform((v) => v ?? {});
+export const EndSessionInput = z.object({ reason: z.string().max(2_000).optional(), principal: Principal.optional() }).nullish().transform((v) => v ?? {});
 export type EndSessionInput = z.input<typeof EndSessionInput>;
 
-export const WaitForTurnInput = z.object({ turnId: z.string().min(1).max(64) });
+export const WaitForTurnInput = z.object({ turnId: z.string().min(1).max(64), principal: Principal.optional() });
 export type WaitForTurnInput = z.infer<typeof WaitForTurnInput>;
 
 /** One batch of streamed text from the model activity (see `textDeltasSignal`). */
@@ -174,6 +179,8 @@ export const Turn = z.object({
   outcome: TurnOutcome,
   startedAt: z.string(),
   endedAt: z.string(),
+  /** Who sent the message (absent for turns from before `principal-required`). */
+  by: Actor.optional(),
 });
 export type Turn = z.infer<typeof Turn>;
 
@@ -187,6 +194,8 @@ export const TurnResult = z.object({
   modelAttempts: z.number().int().optional(),
   toolCalls: z.number().int(),
   error: z.string().optional(),
+  /** Who sent the message (absent for turns from before `principal-required`). */
+  by: Actor.optional(),
 });
 export type TurnResult = z.infer<typeof TurnResult>;
 
@@ -221,6 +230,8 @@ export const SessionCounters = z.object({
   eventsDropped: z.number().int().default(0),
   /** Questions MCP servers asked the user during tool calls (elicitation). */
   inputsRequested: z.number().int().default(0),
+  /** Signals dropped because their principal may not act on this session (not counted in `signalsIgnored`). */
+  signalsUnauthorized: z.number().int().default(0),
 });
 export type SessionCounters = z.infer<typeof SessionCounters>;
 
@@ -243,6 +254,7 @@ export const emptyCounters = (): SessionCounters => ({
   signalsIgnored: 0,
   eventsDropped: 0,
   inputsRequested: 0,
+  signalsUnauthorized: 0,
 });
 
 /** What the `getSession` query returns. */
@@ -252,6 +264,8 @@ export interface SessionView {
   activity: Activity;
   version: number;
   namespace: UserNamespace;
+  /** The session's owner, fixed at creation (restored from the archive). */
+  owner: { tenant: string; user: string };
   channel: string;
   metadata: Record<string, string>;
   createdAt: string;

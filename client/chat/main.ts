@@ -77,6 +77,8 @@ async function main(): Promise<number> {
       namespace: config.namespace,
       taskQueue: config.taskQueue,
       dataConverter: dataConverterFor(config.encryption),
+      // The chat acts as the user of --tenant/--user: the person at the terminal is trusted like any backend.
+      principal: { tenant: config.session.namespace.tenant, user: config.session.namespace.user },
     });
   } catch (err) {
     throw new Error(

@@ -105,7 +105,7 @@ describe('confirmation of risky tools', () => {
     const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'wipe' });
     const id = await pendingCall(sessionId);
     // Only the raw Temporal client and the message names: what `temporal workflow signal` does.
-    await env.client.workflow.getHandle(workflowIdFor(sessionId)).signal('decideToolCall', { toolCallId: id, approved: true });
+    await env.client.workflow.getHandle(workflowIdFor(sessionId)).signal('decideToolCall', { toolCallId: id, approved: true, principal: { tenant: 'acme', user: 'ana' } });
     await env.agent.waitForTurn(sessionId, turnId);
     expect(runsOf(sessionId)).toHaveLength(1);
   });

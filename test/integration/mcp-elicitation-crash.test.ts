@@ -79,7 +79,7 @@ describe('a worker SIGKILLed while an MCP server waits for the user', () => {
     await kill(child);
 
     // No worker is running: the answer waits in history as a signal.
-    await env.client.workflow.getHandle(workflowIdFor(sessionId)).signal(answerInputSignal, { inputId: input.inputId, action: 'accept', content: { format: 'csv' } });
+    await env.client.workflow.getHandle(workflowIdFor(sessionId)).signal(answerInputSignal, { inputId: input.inputId, action: 'accept', content: { format: 'csv' }, principal: { tenant: 'acme', user: 'ana' } });
     const worker = await env.startWorker();
     const result = await env.agent.waitForTurn(sessionId, turnId);
     expect(result.outcome).toBe('completed');

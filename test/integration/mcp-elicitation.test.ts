@@ -75,7 +75,7 @@ describe('MCP elicitation as a durable wait', () => {
     await expect(env.agent.answerInput(sessionId, { inputId: 'call_x:1', action: 'decline' })).rejects.toThrow(/No input call_x:1 is waiting/);
     expect((await env.agent.getSession(sessionId)).pendingInputs).toHaveLength(1);
     // A decline by signal (any Temporal client can send one) ends the wait; the server hears "decline".
-    await env.client.workflow.getHandle(workflowIdFor(sessionId)).signal(answerInputSignal, { inputId: input.inputId, action: 'decline' });
+    await env.client.workflow.getHandle(workflowIdFor(sessionId)).signal(answerInputSignal, { inputId: input.inputId, action: 'decline', principal: { tenant: 'acme', user: 'ana' } });
     await env.agent.waitForTurn(sessionId, turnId);
     expect(lastToolContent(env.model, sessionId)).toBe('Export of revenue declined by the user; nothing was exported.');
   }, 60_000);

@@ -46,7 +46,7 @@ describe('long-term memory in a session', () => {
       { lane: sessionId },
     );
     const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user }, memory: { enabled: true } });
-    const { turnId } = await env.agent.send(options, { text: "What is the user's home city?" });
+    const { turnId } = await env.agent.as(options.namespace).send(options, { text: "What is the user's home city?" });
     const events = await collectEvents(env.agent, sessionId, turnCompleted(turnId));
     const done = events.at(-1)!.event;
     const id = recalledId(env.model.requestsFor(sessionId)[0]!.body as ChatRequest, 'home city');
@@ -58,7 +58,7 @@ describe('long-term memory in a session', () => {
       ]),
     );
     // The rejected answer and the correction did not stay in the conversation.
-    const view = await env.agent.getSession(sessionId);
+    const view = await env.agent.as(options.namespace).getSession(sessionId);
     expect(view.window[0]!.messages.map((m) => m.content)).toEqual(["What is the user's home city?", `Your home city is Lisbon [mem:${id}].`]);
     expect(view.counters.citationsRegenerated).toBe(1);
     env.model.assertDone(sessionId);
@@ -76,7 +76,7 @@ describe('long-term memory in a session', () => {
       { lane: sessionId },
     );
     const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user }, memory: { enabled: true } });
-    const { turnId } = await env.agent.send(options, { text: "What is the user's home city?" });
+    const { turnId } = await env.agent.as(options.namespace).send(options, { text: "What is the user's home city?" });
     const events = await collectEvents(env.agent, sessionId, turnCompleted(turnId));
     expect(events.at(-1)!.event).toMatchObject({ type: 'turn_completed', text: 'Lisbon, as noted.' });
     expect(events.some((e) => e.event.type === 'citation_flagged' && e.event.action === 'removed' && e.event.unknownIds[0] === 'qq11')).toBe(true);
@@ -88,8 +88,8 @@ describe('long-term memory in a session', () => {
     await seedHomeCity('acme', 'someone-else');
     env.model.script([{ match: { where: (req) => !systemOf(req).includes('## Recalled memories') }, respond: { kind: 'text', text: 'I do not know.' } }], { lane: sessionId });
     const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user: uniqueId('u') }, memory: { enabled: true } });
-    const { turnId } = await env.agent.send(options, { text: "What is the user's home city?" });
-    expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ text: 'I do not know.' });
+    const { turnId } = await env.agent.as(options.namespace).send(options, { text: "What is the user's home city?" });
+    expect(await env.agent.as(options.namespace).waitForTurn(sessionId, turnId)).toMatchObject({ text: 'I do not know.' });
     env.model.assertDone(sessionId);
   });
 
@@ -118,7 +118,7 @@ describe('long-term memory in a session', () => {
       { lane: sessionId },
     );
     const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user }, memory: { enabled: true }, limits: { idleTimeoutMs: 1_500 } });
-    await env.agent.send(options, { text: "Let's plan the offsite for the platform team, which is mine." });
+    await env.agent.as(options.namespace).send(options, { text: "Let's plan the offsite for the platform team, which is mine." });
     const result = await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
     expect(result).toMatchObject({ status: 'archived' });
     const memories = await eventually(async () => {
@@ -135,15 +135,16 @@ describe('the client and memories', () => {
     const user = uniqueId('u');
     await seedHomeCity('acme', user);
     await seedHomeCity('acme', `${user}-other`);
-    const { memories } = await env.agent.listMemories({ namespace: { tenant: 'acme', user } });
+    const agent = env.agent.as({ tenant: 'acme', user });
+    const { memories } = await agent.listMemories({ namespace: { tenant: 'acme', user } });
     expect(memories.map((m) => m.text)).toEqual(["The user's home city is Lisbon."]);
-    const deleted = await env.agent.deleteMemory({ namespace: { tenant: 'acme', user }, memoryId: memories[0]!.id, reason: 'user asked' });
+    const deleted = await agent.deleteMemory({ namespace: { tenant: 'acme', user }, memoryId: memories[0]!.id, reason: 'user asked' });
     expect(deleted.deleted).toBe(true);
-    expect((await env.agent.listMemories({ namespace: { tenant: 'acme', user } })).memories).toEqual([]);
-    // Another user's memory is untouched, and cannot be deleted through this namespace.
-    const other = (await env.agent.listMemories({ namespace: { tenant: 'acme', user: `${user}-other` } })).memories;
+    expect((await agent.listMemories({ namespace: { tenant: 'acme', user } })).memories).toEqual([]);
+    // Another user's memory is untouched (an admin of the tenant reads it), and cannot be deleted through this namespace.
+    const other = (await env.agent.as({ tenant: 'acme', user: 'ops', roles: ['admin'] }).listMemories({ namespace: { tenant: 'acme', user: `${user}-other` } })).memories;
     expect(other).toHaveLength(1);
-    expect((await env.agent.deleteMemory({ namespace: { tenant: 'acme', user }, memoryId: other[0]!.id })).deleted).toBe(false);
-    await expect(env.agent.deleteMemory({ namespace: { tenant: 'acme', user }, memoryId: 'not-an-id' })).rejects.toThrow(/Invalid memoryId/);
+    expect((await agent.deleteMemory({ namespace: { tenant: 'acme', user }, memoryId: other[0]!.id })).deleted).toBe(false);
+    await expect(agent.deleteMemory({ namespace: { tenant: 'acme', user }, memoryId: 'not-an-id' })).rejects.toThrow(/Invalid memoryId/);
   });
 });

@@ -31,6 +31,8 @@ async function newSession(): Promise<PoisonSession> {
   await session.start();
   return session;
 }
+/** The session's owner: the answers below are refused for what they say, not for who sends them. */
+const ANA = { tenant: 'acme', user: 'ana' };
 const ignoredCount = async (s: PoisonSession) => (await env.agent.getSession(s.sessionId)).counters.signalsIgnored;
 
 function expectAlive(check: SessionCheck): void {
@@ -100,11 +102,11 @@ describe('answerInput with bad input', () => {
   it.each<[string, (inputId: string) => RawArg]>([
     ['{}', () => json({})],
     ['null', () => text('null')],
-    ['action "maybe"', (id) => json({ inputId: id, action: 'maybe' })],
-    ['content with decline', (id) => json({ inputId: id, action: 'decline', content: { format: 'csv' } })],
-    ['a nested object in content', (id) => json({ inputId: id, action: 'accept', content: { format: { deep: true } } })],
-    ['content that misses the schema', (id) => json({ inputId: id, action: 'accept', content: { format: 'pdf' } })],
-    ['an unknown input id', () => json({ inputId: 'call_nobody:1', action: 'decline' })],
+    ['action "maybe"', (id) => json({ inputId: id, action: 'maybe', principal: ANA })],
+    ['content with decline', (id) => json({ inputId: id, action: 'decline', content: { format: 'csv' }, principal: ANA })],
+    ['a nested object in content', (id) => json({ inputId: id, action: 'accept', content: { format: { deep: true } }, principal: ANA })],
+    ['content that misses the schema', (id) => json({ inputId: id, action: 'accept', content: { format: 'pdf' }, principal: ANA })],
+    ['an unknown input id', () => json({ inputId: 'call_nobody:1', action: 'decline', principal: ANA })],
   ])('answerInput with %s: the signal is ignored and counted, the update refused with nothing written, and the question stays open', async (_name, arg) => {
     const session = await newSession();
     const { turnId, inputId } = await pendingInput(session);
@@ -130,7 +132,7 @@ describe('answerInput with bad input', () => {
     await env.agent.waitForTurn(session.sessionId, turnId);
     await expect(env.agent.answerInput(session.sessionId, { inputId, action: 'accept', content: { format: 'csv' } })).rejects.toThrow(/No input .* is waiting/);
     const before = await ignoredCount(session);
-    await session.deliver({ id: 'as', kind: 'signal', name: 'answerInput', args: [json({ inputId, action: 'cancel' })], label: 'answerInput signal' });
+    await session.deliver({ id: 'as', kind: 'signal', name: 'answerInput', args: [json({ inputId, action: 'cancel', principal: ANA })], label: 'answerInput signal' });
     await eventually(async () => (await ignoredCount(session)) === before + 1, 'the signal to be counted as ignored', 10_000);
     expectAlive(await session.check());
   }, 60_000);

@@ -77,7 +77,8 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
   const worker = options.startWorker === false ? (undefined as unknown as AgentWorkerHandle) : await startWorker();
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config.encryption) });
-  const agent = new AgentClient({ client, taskQueue });
+  // Acts as the user of `sessionOptions` (acme/ana); `agent.as(...)` acts for another.
+  const agent = new AgentClient({ client, taskQueue, principal: { tenant: 'acme', user: 'ana' } });
   return {
     config,
     model,

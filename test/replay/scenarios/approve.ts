@@ -10,7 +10,7 @@ export default defineScenario({
     scriptWipe(ctx);
     const { turnId } = await ctx.env.agent.send(ctx.options(), { text: 'wipe my notes' });
     const id = await pendingCall(ctx);
-    await ctx.env.client.workflow.getHandle(workflowIdFor(ctx.sessionId)).signal('decideToolCall', { toolCallId: id, approved: true });
+    await ctx.env.client.workflow.getHandle(workflowIdFor(ctx.sessionId)).signal('decideToolCall', { toolCallId: id, approved: true, principal: { tenant: 'acme', user: 'ana' } });
     await ctx.env.agent.waitForTurn(ctx.sessionId, turnId);
     ctx.check(ctx.probe.runs.length === 1, 'the approved tool ran');
   },

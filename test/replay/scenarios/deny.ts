@@ -10,7 +10,7 @@ export default defineScenario({
     scriptWipe(ctx, 'Okay, I left them.');
     const { turnId } = await ctx.env.agent.send(ctx.options(), { text: 'wipe my notes' });
     const id = await pendingCall(ctx);
-    await ctx.env.client.workflow.getHandle(workflowIdFor(ctx.sessionId)).signal('decideToolCall', { toolCallId: id, approved: false, reason: 'I changed my mind' });
+    await ctx.env.client.workflow.getHandle(workflowIdFor(ctx.sessionId)).signal('decideToolCall', { toolCallId: id, approved: false, reason: 'I changed my mind', principal: { tenant: 'acme', user: 'ana' } });
     const result = await ctx.env.agent.waitForTurn(ctx.sessionId, turnId);
     ctx.check(result.text === 'Okay, I left them.' && ctx.probe.runs.length === 0, 'the denied tool did not run');
   },

@@ -36,7 +36,7 @@ export default [
     async run(ctx) {
       const handle = ctx.env.client.workflow.getHandle(workflowIdFor(ctx.sessionId));
       const first = await ask(ctx, 'export the revenue report');
-      await handle.signal(answerInputSignal, { inputId: first.input.inputId, action: 'decline' });
+      await handle.signal(answerInputSignal, { inputId: first.input.inputId, action: 'decline', principal: { tenant: 'acme', user: 'ana' } });
       await ctx.env.agent.waitForTurn(ctx.sessionId, first.turnId);
       const second = await ask(ctx, 'export it again');
       const events = await collectEvents(ctx.env.agent, ctx.sessionId, turnCompleted(second.turnId));

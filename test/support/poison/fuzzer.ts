@@ -169,12 +169,13 @@ function toolCalls(rng: Prng, huge: boolean): RawToolCall[] {
 }
 
 const VALID = {
-  decide: { toolCallId: 'call_1', approved: true, reason: 'ok' },
-  interrupt: { reason: 'stop' },
-  endSession: { reason: 'bye' },
+  // Every message carries the owner's principal, so what is fuzzed is the rest of it.
+  decide: { toolCallId: 'call_1', approved: true, reason: 'ok', principal: { tenant: 'acme', user: 'ana' } },
+  interrupt: { reason: 'stop', principal: { tenant: 'acme', user: 'ana' } },
+  endSession: { reason: 'bye', principal: { tenant: 'acme', user: 'ana' } },
   textDeltas: { turnId: 'turn-1', step: 1, attempt: 1, seq: 1, deltas: [{ delta: 'injected', at: '2020-01-01T00:00:00.000Z' }] },
-  sendMessage: { text: 'hello' },
-  waitForTurn: { turnId: 'turn-1' },
+  sendMessage: { text: 'hello', principal: { tenant: 'acme', user: 'ana' } },
+  waitForTurn: { turnId: 'turn-1', principal: { tenant: 'acme', user: 'ana' } },
   poll: { topics: ['events'], from_offset: 0 },
   options: { sessionId: 'will-be-replaced', namespace: { tenant: 'acme', user: 'ana' }, memory: { enabled: false } },
 };

@@ -245,7 +245,7 @@ export async function runStartCase(target: PoisonTarget, c: Extract<PoisonCase, 
     args: [toPayload({ text: `{"options":${c.options.text}}` })],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
-  const r = await withTimeout(target.client.workflow.executeUpdateWithStart('sendMessage', { args: [{ text: 'hello' }], startWorkflowOperation: start }), timeoutMs);
+  const r = await withTimeout(target.client.workflow.executeUpdateWithStart('sendMessage', { args: [{ text: 'hello', principal: { tenant: 'acme', user: 'ana' } }], startWorkflowOperation: start }), timeoutMs);
   const outcome: CaseOutcome =
     'timedOut' in r
       ? { case: c, delivery: Delivery.timedOut, detail: `no answer within ${timeoutMs} ms` }
