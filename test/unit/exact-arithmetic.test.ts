@@ -48,14 +48,14 @@ describe('local_calculate bounds its work before computing', () => {
     ['a product past the digit limit', '(9^999)*(9^999)*(9^999)', /more than the limit of 2000/],
     ['many operations on huge fractions', `${'(3^999+1)/(7^999+1)+'.repeat(47)}1`, /needs more work than the calculator allows \(limit 4e\+8/],
     ['many huge integer divisions', `${'7^999/3^999+'.repeat(83)}1`, /needs more work than the calculator allows/],
-  ])('rejects %s in well under 100 ms as invalid input naming the limit', async (_what, expression, message) => {
+  ])('rejects %s well within the 0.5 s the issue saw it block, as invalid input naming the limit', async (_what, expression, message) => {
     expect(expression.length).toBeLessThanOrEqual(1000);
     const result = await timed(expression);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.error.name).toBe('ToolInputError');
     expect(result.error.message).toMatch(message);
-    expect(result.ms).toBeLessThan(100);
+    expect(result.ms).toBeLessThan(250);
   });
 
   it('still computes ordinary and large-but-allowed expressions', async () => {
@@ -64,6 +64,6 @@ describe('local_calculate bounds its work before computing', () => {
     expect(calc('9^999 / 9^998')).toBe('9');
     const sum = await timed(`${'99999999999999^99-'.repeat(55)}1`);
     expect(sum.ok).toBe(true);
-    expect(sum.ms).toBeLessThan(100);
+    expect(sum.ms).toBeLessThan(250);
   });
 });
