@@ -94,11 +94,13 @@ describe('payload encryption, checked with canaries', () => {
       ],
       { lane: sessionId },
     );
-    const { turnId } = await env.agent.send(sessionOptions(sessionId, { namespace: { tenant: 'acme', user }, memory: { enabled: true } }), { text: USER_TEXT });
-    const events = await collectEvents(env.agent, sessionId, turnCompleted(turnId), { timeoutMs: 60_000 });
+    // The session's owner sends: only the owner may (issue 12's ownership).
+    const agent = env.agent.as({ tenant: 'acme', user });
+    const { turnId } = await agent.send(sessionOptions(sessionId, { namespace: { tenant: 'acme', user }, memory: { enabled: true } }), { text: USER_TEXT });
+    const events = await collectEvents(agent, sessionId, turnCompleted(turnId), { timeoutMs: 60_000 });
     // The client decrypts: the session reads normally through it.
     expect(events.at(-1)!.event).toMatchObject({ type: 'turn_completed', outcome: 'completed', text: `Your locker number plus one is ${RESULT}.` });
-    const view = await env.agent.getSession(sessionId);
+    const view = await agent.getSession(sessionId);
     expect(JSON.stringify(view)).toContain(`UserCanary${RUN}`);
     env.model.assertDone(sessionId);
 

@@ -63,7 +63,13 @@ describe('client calls while the Temporal server is unreachable', () => {
 
   it('every kind of call gives up within about one call timeout once the server goes away, naming the address', async () => {
     const proxy = await CuttableProxy.start(config.temporal.address);
-    const agent = await AgentClient.connect({ address: proxy.address, namespace: config.temporal.namespace, taskQueue: uniqueId('tq-down'), callTimeoutMs: 1_500 });
+    const agent = await AgentClient.connect({
+      address: proxy.address,
+      namespace: config.temporal.namespace,
+      taskQueue: uniqueId('tq-down'),
+      callTimeoutMs: 1_500,
+      principal: { tenant: 'acme', user: 'ana' },
+    });
     // Reachable first: an unknown session is simply not found.
     await expect(agent.getSession(uniqueId('nobody'))).rejects.toThrow(/does not exist/);
     await proxy.cut();
@@ -96,7 +102,7 @@ describe('client calls while the Temporal server is unreachable', () => {
   it('a call the server accepts but no worker answers times out naming the task queue, not the server', async () => {
     const connection = await Connection.connect({ address: config.temporal.address });
     const taskQueue = uniqueId('tq-no-worker');
-    const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace }), taskQueue, callTimeoutMs: 1_500 });
+    const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace }), taskQueue, callTimeoutMs: 1_500, principal: { tenant: 'acme', user: 'ana' } });
     const sessionId = uniqueId('no-worker');
     try {
       const started = Date.now();
