@@ -112,18 +112,21 @@ export class CallDeadline {
   }
 
   /**
-   * Does the server answer at all? A cheap call with a short deadline, tried
-   * a few times: on a loaded machine one answer can be late without the
-   * server being gone, and calling a live server unreachable is worse than
-   * taking a few more seconds to say a dead one is.
+   * Does the server answer at all? A cheap call, retried until one call
+   * timeout has passed: on a loaded machine one answer can be late or one
+   * connection attempt refused without the server being gone, and calling a
+   * live server unreachable is worse than taking the whole budget to say a
+   * dead one is. The budget is shared by the tries, so the verdict on a dead
+   * server comes within one `callTimeoutMs` however the tries fail.
    */
-  async serverAnswers(tries = 3): Promise<boolean> {
-    for (let i = 0; i < tries; i++) {
+  async serverAnswers(): Promise<boolean> {
+    const deadline = Date.now() + this.callTimeoutMs;
+    while (Date.now() < deadline) {
       try {
-        await this.client.withDeadline(Date.now() + Math.min(this.callTimeoutMs, 5_000), () => this.client.workflowService.getSystemInfo({}));
+        await this.client.withDeadline(deadline, () => this.client.workflowService.getSystemInfo({}));
         return true;
       } catch {
-        if (i < tries - 1) await new Promise((r) => setTimeout(r, 200));
+        await new Promise((r) => setTimeout(r, Math.min(200, Math.max(0, deadline - Date.now()))));
       }
     }
     return false;
