@@ -5,6 +5,8 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  // Payload encryption is on in every test process (PAYLOAD_ENCRYPTION_KEYS='' turns it off).
+  setupFiles: ['<rootDir>/test/support/encryption-on.ts'],
   testTimeout: 60_000,
   // Each file gets its own task queue; the worker SIGKILL test needs serial runs to stay honest on 2 cores.
   maxWorkers: 1,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { workflowIdFor } from '../../workflows/messages';
 import type { ChatRequest } from '../../scripted-model';
 import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
-import { historyText } from '../support/history-text';
+import { decryptedHistoryText } from '../support/history-text';
 import { HttpReportServer, freePort, readServerEvents, recordingLogger, tempDir, writeMcpConfig } from '../support/mcp-servers';
 import { lastToolContent, scriptCall } from '../support/scripted-steps';
 
@@ -53,8 +53,8 @@ describe('MCP tools over streamable HTTP, through a session', () => {
     expect(events.some((e) => e.event.type === 'tool_call_progress')).toBe(true);
 
     const history = await env.client.workflow.getHandle(workflowIdFor(sessionId)).fetchHistory();
-    const readable = historyText(history);
-    // The search reaches into payloads: the tool result and the streamed progress event are found...
+    const readable = await decryptedHistoryText(history, env.config.encryption);
+    // The search decrypts and reaches into payloads: the tool result and the streamed progress event are found...
     expect(readable).toContain('"region":"americas"');
     expect(readable).toContain('"type":"tool_call_progress"');
     // ...and the token is not.

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { workflowIdFor } from '../../workflows/messages';
 import { MCP_OAUTH_COLLECTION, McpOAuthDocument } from '../../activities/mcp/mcp-oauth-store';
 import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
-import { historyText } from '../support/history-text';
+import { decryptedHistoryText } from '../support/history-text';
 import { PROJECT_ROOT, freePort, recordingLogger, tempDir, writeMcpConfig } from '../support/mcp-servers';
 import { ProtectedMcpServer, TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { lastToolContent, scriptCall } from '../support/scripted-steps';
@@ -164,9 +164,9 @@ describe('MCP servers that need OAuth', () => {
     const secrets = [...authServer.issued, ...[...authServer.clients.values()].flatMap((c) => (c.client_secret ? [c.client_secret] : []))];
     const texts = [JSON.stringify(events), logger.lines.join('\n'), commandOutput.join(''), JSON.stringify(sessions.map((id) => env.model.requestsFor(id)))];
     for (const sessionId of sessions) {
-      texts.push(historyText(await env.client.workflow.getHandle(workflowIdFor(sessionId)).fetchHistory()));
+      texts.push(await decryptedHistoryText(await env.client.workflow.getHandle(workflowIdFor(sessionId)).fetchHistory(), env.config.encryption));
     }
-    // The histories are searched in decoded form: the tool result is found there, so tokens would be too.
+    // The histories are searched decrypted and decoded: the tool result is found there, so tokens would be too.
     expect(texts.join('\n')).toContain('"region":"americas"');
     for (const secret of secrets) for (const text of texts) expect(text).not.toContain(secret);
   });

@@ -1,3 +1,6 @@
+import type { Payload } from '@temporalio/common';
+import { ENCRYPTED_ENCODING, payloadCodecFor, type AesGcmPayloadCodec, type EncryptionSettings } from '../../codec';
+
 const BASE64_RUN = /[A-Za-z0-9+/]{12,}={0,2}/g;
 
 function decodeIfText(candidate: string): string | null {
@@ -26,4 +29,37 @@ export function historyText(history: unknown): string {
   const out: string[] = [];
   expand(JSON.stringify(history), 4, out);
   return out.join('\n');
+}
+
+type PayloadLike = { metadata?: Record<string, Uint8Array | null> | null; data?: Uint8Array | null };
+
+function isEncryptedPayload(value: unknown): value is PayloadLike {
+  if (typeof value !== 'object' || value === null) return false;
+  const encoding = (value as PayloadLike).metadata?.encoding;
+  return encoding instanceof Uint8Array && Buffer.from(encoding).toString('utf8') === ENCRYPTED_ENCODING;
+}
+
+/** A copy of `value` with every encrypted payload decrypted by `codec` (throws if one cannot be: wrong key). */
+async function decryptAll(value: unknown, codec: AesGcmPayloadCodec): Promise<unknown> {
+  if (isEncryptedPayload(value)) {
+    const [plain] = await codec.decode([value as Payload]);
+    return plain;
+  }
+  if (Array.isArray(value)) return Promise.all(value.map((v) => decryptAll(v, codec)));
+  if (typeof value !== 'object' || value === null || value instanceof Uint8Array || ArrayBuffer.isView(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) out[key] = await decryptAll(v, codec);
+  return out;
+}
+
+/**
+ * The readable text of a history as an operator with the keys sees it (the
+ * Web UI through the codec server): payloads decrypted when encryption is on,
+ * then searched like `historyText`. Tests that look for what a tool returned
+ * read this; tests that look for what must not leak read `historyText` of the
+ * raw history too.
+ */
+export async function decryptedHistoryText(history: unknown, encryption: EncryptionSettings): Promise<string> {
+  const codec = payloadCodecFor(encryption);
+  return historyText(codec ? await decryptAll(history, codec) : history);
 }
