@@ -4,6 +4,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   isGrpcServiceError,
+  type TLSConfig,
 } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes, type DataConverter } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
@@ -173,8 +174,17 @@ export class AgentClient {
      * from codec/). Without it, an encrypting worker's payloads are unreadable here.
      */
     dataConverter?: DataConverter;
+    /**
+     * TLS to the server: `true` for the system's CAs, or the server name, CA
+     * and (mTLS) client certificate and key. Off by default, as the local dev
+     * server wants. `temporalTransportOptions(config.temporal)` from workers/
+     * builds this and `apiKey` from the same settings the workers use.
+     */
+    tls?: TLSConfig | boolean;
+    /** An API key (Temporal Cloud); implies TLS. Never appears in errors. */
+    apiKey?: string;
   }): Promise<AgentClient> {
-    const connection = await connectBounded(options.address, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+    const connection = await connectBounded(options.address, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, { tls: options.tls, apiKey: options.apiKey });
     return new AgentClient({
       client: new Client({ connection, namespace: options.namespace ?? 'default', dataConverter: options.dataConverter }),
       taskQueue: options.taskQueue,
@@ -379,9 +389,12 @@ export class AgentClient {
   /**
    * The session's events from `fromOffset` on, in order, across
    * continue-as-new. Ends when the session's workflow ends (or when the
-   * caller breaks out of the loop).
+   * caller breaks out of the loop). Only the session's owner, or an approver
+   * or admin of its tenant, may read them (NotAuthorizedError otherwise).
    */
   async *events(sessionId: string, options: { fromOffset?: number } = {}): AsyncGenerator<SessionEvent> {
+    // Read access is checked like getSession's (the owner, or an approver or admin of its tenant) before the first poll.
+    await this.getSession(sessionId);
     const stream = WorkflowStreamClient.create(this.client, workflowIdFor(sessionId));
     const topic = stream.topic<unknown>(EVENTS_TOPIC);
     // The default cooldown between polls batches events (~100 ms latency) and keeps each poll, an update in history, from costing one event per delta.
@@ -412,10 +425,12 @@ export class AgentClient {
         yield { offset: item.offset, event: parsed.data };
       }
     } finally {
+      // The stream's poll may still be waiting on the server (a long poll, or a retry): cancel it, so
+      // nothing of this reader outlives it, not even a retry on a connection the caller closes next.
+      polls.abort();
       // A generator's return waits for its pending next(); after giving up on a dead server, do not wait for it.
-      const closing = items.return?.(undefined);
-      if (abandoned) void closing?.catch(() => undefined);
-      else await closing;
+      const closing = items.return?.(undefined)?.catch(() => undefined);
+      if (!abandoned) await closing;
     }
   }
 

@@ -1,4 +1,4 @@
-import { Connection, isGrpcServiceError, type Client } from '@temporalio/client';
+import { Connection, isGrpcServiceError, type Client, type TLSConfig } from '@temporalio/client';
 import { TemporalCallTimeoutError, TemporalUnreachableError } from './errors';
 
 /** How long a call that should answer promptly (query, signal, update accepted) may take. */
@@ -40,10 +40,21 @@ export function addressOf(client: Client): string {
 }
 
 /** Connects, bounded by `timeoutMs`; a server that does not answer becomes a TemporalUnreachableError naming the address. */
-export async function connectBounded(address: string, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<Connection> {
+export async function connectBounded(
+  address: string,
+  timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
+  transport: { tls?: TLSConfig | boolean; apiKey?: string } = {},
+): Promise<Connection> {
   const started = Date.now();
+  // An API key needs TLS (Temporal Cloud); without one and without TLS settings, plain TCP.
+  const tls = transport.tls ?? (transport.apiKey ? true : undefined);
   try {
-    return await Connection.connect({ address, connectTimeout: timeoutMs });
+    return await Connection.connect({
+      address,
+      connectTimeout: timeoutMs,
+      ...(tls !== undefined && tls !== false ? { tls } : {}),
+      ...(transport.apiKey ? { apiKey: transport.apiKey } : {}),
+    });
   } catch (err) {
     throw new TemporalUnreachableError(address, 'connecting', Date.now() - started, causeText(err));
   }

@@ -20,6 +20,7 @@ import { ScriptedModelServer } from '../scripted-model';
 import { createAgentWorker, type AgentWorkerHandle } from '../workers/agent-worker';
 import { ConfigError, loadConfig } from '../workers/config';
 import { dataConverterFor } from '../codec/data-converter';
+import { temporalTransportOptions } from '../workers/temporal-connection-options';
 import { workflowIdFor } from '../workflows/messages';
 import { runDemoSession } from './demo-session';
 import { demoScript } from './demo-script';
@@ -114,6 +115,7 @@ async function main(resources: Resources): Promise<void> {
     namespace: config.temporal.namespace,
     taskQueue,
     dataConverter: dataConverterFor(config.encryption),
+    ...temporalTransportOptions(config.temporal),
     principal: { tenant: 'demo', user: 'ana' },
   });
   const agent = resources.agent;

@@ -17,7 +17,10 @@ export interface TemporalTransportOptions {
  * and Connection (clients) get the same object. Without any setting, plain
  * TCP as the local dev server wants. An API key implies TLS, as Temporal Cloud requires.
  */
-export function temporalTransportOptions(temporal: RuntimeConfig['temporal'], read: (path: string) => Buffer = readFileSync): TemporalTransportOptions {
+export function temporalTransportOptions(
+  temporal: Pick<RuntimeConfig['temporal'], 'tls' | 'tlsServerName' | 'tlsCaPath' | 'tlsCertPath' | 'tlsKeyPath' | 'apiKey'>,
+  read: (path: string) => Buffer = readFileSync,
+): TemporalTransportOptions {
   const file = (path: string, variable: string) => {
     try {
       return read(path);

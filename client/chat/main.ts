@@ -13,6 +13,7 @@ import { AgentClient } from '../agent-client';
 import { dataConverterFor } from '../../codec/data-converter';
 import { keyListProblems, parseKeyList } from '../../codec/encryption-keys';
 import { SessionOptions } from '../../workflows/session-types';
+import { temporalTransportOptions } from '../../workers/temporal-connection-options';
 import { ChatApp } from './chat-app';
 
 const USAGE = 'usage: npm run chat -- [--session <id>] [--user <user>] [--tenant <tenant>]';
@@ -58,8 +59,29 @@ function settings() {
   if (encryption.keyId && !parseKeyList(encryption.keys ?? '').has(encryption.keyId)) {
     throw new UsageError(`PAYLOAD_ENCRYPTION_KEY_ID names key id "${encryption.keyId}", which is not among PAYLOAD_ENCRYPTION_KEYS`);
   }
+  // TLS / mTLS / API key: the same variables the workers read (see README, "Connecting to a real cluster").
+  const opt = (name: string) => env[name]?.trim() || undefined;
+  const tlsFlag = opt('TEMPORAL_TLS');
+  if (tlsFlag !== undefined && tlsFlag !== 'true' && tlsFlag !== 'false') throw new UsageError(`TEMPORAL_TLS must be true or false, got "${tlsFlag}"`);
+  if (!opt('TEMPORAL_TLS_CERT_PATH') !== !opt('TEMPORAL_TLS_KEY_PATH')) {
+    throw new UsageError('set both TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH for mTLS, or neither');
+  }
+  let transport;
+  try {
+    transport = temporalTransportOptions({
+      tls: tlsFlag === 'true',
+      tlsServerName: opt('TEMPORAL_TLS_SERVER_NAME'),
+      tlsCaPath: opt('TEMPORAL_TLS_CA_PATH'),
+      tlsCertPath: opt('TEMPORAL_TLS_CERT_PATH'),
+      tlsKeyPath: opt('TEMPORAL_TLS_KEY_PATH'),
+      apiKey: opt('TEMPORAL_API_KEY'),
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   return {
     address,
+    transport,
     encryption,
     namespace: env.TEMPORAL_NAMESPACE?.trim() || 'default',
     taskQueue: env.TEMPORAL_TASK_QUEUE?.trim() || 'durable-agent',
@@ -77,6 +99,7 @@ async function main(): Promise<number> {
       namespace: config.namespace,
       taskQueue: config.taskQueue,
       dataConverter: dataConverterFor(config.encryption),
+      ...config.transport,
       // The chat acts as the user of --tenant/--user: the person at the terminal is trusted like any backend.
       principal: { tenant: config.session.namespace.tenant, user: config.session.namespace.user },
     });

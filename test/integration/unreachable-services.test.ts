@@ -4,16 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { AgentClient, TemporalCallTimeoutError, TemporalUnreachableError } from '../../client';
 import { loadConfig } from '../../workers/config';
+import { freePort, pipeToUpstream } from '../support/net';
 import { sessionOptions, uniqueId } from '../support/test-env';
-
-/** A loopback port nothing listens on (taken, then released). */
-async function unusedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** A TCP proxy in front of the shared Temporal server that can be cut, so the stack itself is never stopped. */
 class CuttableProxy {
@@ -24,19 +16,8 @@ class CuttableProxy {
   ) {}
 
   static async start(target: string): Promise<CuttableProxy> {
-    const [host, port] = target.split(':') as [string, string];
     const sockets = new Set<Socket>();
-    const server = createServer((client) => {
-      const upstream = new Socket();
-      upstream.connect(Number(port), host);
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('error', () => undefined);
-        s.on('close', () => sockets.delete(s));
-      }
-      client.pipe(upstream);
-      upstream.pipe(client);
-    });
+    const server = createServer((client) => pipeToUpstream(client, target, sockets));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return new CuttableProxy(server, sockets, `127.0.0.1:${(server.address() as AddressInfo).port}`);
   }
@@ -53,7 +34,7 @@ const config = loadConfig({ ...process.env, OPENAI_BASE_URL: 'http://127.0.0.1:9
 
 describe('client calls while the Temporal server is unreachable', () => {
   it('connecting to an address nothing listens on fails within the connect timeout, naming the address', async () => {
-    const address = `127.0.0.1:${await unusedPort()}`;
+    const address = `127.0.0.1:${await freePort()}`;
     const started = Date.now();
     const attempt = AgentClient.connect({ address, taskQueue: 'tq', connectTimeoutMs: 1_000 });
     await expect(attempt).rejects.toBeInstanceOf(TemporalUnreachableError);
@@ -134,7 +115,7 @@ function runWorker(env: Record<string, string>): Promise<{ code: number | null; 
 
 describe('a worker that cannot reach its services at start', () => {
   it('prints one line naming the unreachable MongoDB (without its password) and exits non-zero', async () => {
-    const port = await unusedPort();
+    const port = await freePort();
     const result = await runWorker({ MONGODB_URI: `mongodb://agent:hunter2-secret@127.0.0.1:${port}/?authSource=admin`, MONGODB_SERVER_SELECTION_TIMEOUT_MS: '1000' });
     expect(result.code).toBe(69);
     const lines = result.stderr.trim().split('\n');
@@ -144,7 +125,7 @@ describe('a worker that cannot reach its services at start', () => {
   }, 30_000);
 
   it('prints one line naming the unreachable Temporal server and exits non-zero', async () => {
-    const address = `127.0.0.1:${await unusedPort()}`;
+    const address = `127.0.0.1:${await freePort()}`;
     const result = await runWorker({ TEMPORAL_ADDRESS: address, TEMPORAL_CONNECT_TIMEOUT_MS: '1500', MONGODB_DATABASE: uniqueId('t_unreach').replace(/-/g, '_') });
     expect(result.code).toBe(69);
     const lines = result.stderr.trim().split('\n');

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { McpLogger } from '../../activities/mcp';
@@ -45,13 +44,7 @@ export function readServerEvents(path: string): ServerEvent[] {
     .map((line) => JSON.parse(line) as ServerEvent);
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+export { freePort } from './net';
 
 /** The report server over HTTP as a real child process, on a fixed port so it can be restarted in place. */
 export class HttpReportServer {

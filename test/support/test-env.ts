@@ -8,6 +8,7 @@ import type { McpLogger } from '../../activities/mcp';
 import type { NativeTool } from '../../activities/tools/native-tool';
 import { createAgentWorker, type AgentWorkerHandle } from '../../workers/agent-worker';
 import { loadConfig, type RuntimeConfig } from '../../workers/config';
+import { temporalTransportOptions } from '../../workers/temporal-connection-options';
 import { dataConverterFor } from '../../codec/data-converter';
 import type { AgentEvent } from '../../workflows/events';
 import type { SessionOptionsInput } from '../../workflows/session-types';
@@ -75,7 +76,8 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
     return handle;
   };
   const worker = options.startWorker === false ? (undefined as unknown as AgentWorkerHandle) : await startWorker();
-  const connection = await Connection.connect({ address: config.temporal.address });
+  // The same transport (TLS, mTLS, API key) the worker uses, from the same settings.
+  const connection = await Connection.connect({ address: config.temporal.address, ...temporalTransportOptions(config.temporal) });
   const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config.encryption) });
   // Acts as the user of `sessionOptions` (acme/ana); `agent.as(...)` acts for another.
   const agent = new AgentClient({ client, taskQueue, principal: { tenant: 'acme', user: 'ana' } });
