@@ -112,6 +112,10 @@ describe('ownership and authorization', () => {
       (p) => () => expectRefused(() => env.agent.as(p ?? { tenant: 'x', user: 'y' }).waitForTurn(sessionId, turnId)),
       (p) => () => expectRefused(() => env.agent.as(p ?? { tenant: 'x', user: 'y' }).answerInput(sessionId, { inputId: `${toolCallId}:1`, action: 'cancel' })),
       (p) => () => expectRefused(() => env.agent.as(p ?? { tenant: 'x', user: 'y' }).getSession(sessionId)),
+      (p) => () =>
+        expectRefused(async () => {
+          for await (const _ of env.agent.as(p ?? { tenant: 'x', user: 'y' }).events(sessionId)) return;
+        }),
       (p) => () => expectRefused(() => env.agent.as(p ?? { tenant: 'x', user: 'y' }).listMemories({ namespace: OWNER })),
       // Raw updates with plain JSON.
       (p) => () => expectRefused(() => handle.executeUpdate('sendMessage', { args: [{ text: 'raw', principal: p }] })),
