@@ -68,7 +68,7 @@ export async function restoreFromArchive(run: SessionRun): Promise<void> {
     if (archive.toolPins && archive.toolPins.length > 0 && patched(TOOL_PINS_IN_ARCHIVE)) run.toolHashes.replaceWith(ToolPins.fromArchive(archive.toolPins));
     run.status = 'archived';
     // The owner is the one the session was created by, whatever options this run was started with.
-    run.owner = { tenant: archive.namespace.tenant, user: archive.namespace.user };
+    run.bindToOwner(archive.namespace);
   }
   run.restored = true;
 }
@@ -96,6 +96,7 @@ export function snapshot(run: SessionRun): CarriedState {
     toolHashes: run.toolHashes.hashEntries(),
     toolPinTexts: run.toolHashes.textEntries(),
     pendingExtraction: run.pendingExtraction,
+    ...(run.lastExtractedTurn ? { lastExtractedTurn: run.lastExtractedTurn } : {}),
     stream: events.stream.getState(),
     owner: run.owner,
   });

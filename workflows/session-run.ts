@@ -55,6 +55,8 @@ export class SessionRun {
   /** Tools as this session pinned them (hash and text), updated on re-approval. */
   readonly toolHashes: ToolPins;
   pendingExtraction: Turn[];
+  /** The last turn an extraction pass read (context for the next pass's confirmations). */
+  lastExtractedTurn: Turn | undefined;
   readonly pending = new Map<string, PendingConfirmation>();
   readonly decisions = new Map<string, Decision>();
   running: RunningTurn | null = null;
@@ -77,8 +79,11 @@ export class SessionRun {
   /** Messages this run accepted (a refused first message fails the run only when none was). */
   acceptedInRun = 0;
 
+  /** The session's options; the namespace's tenant and user are always the owner's (see `bindToOwner`). */
+  options: SessionOptions;
+
   constructor(
-    readonly options: SessionOptions,
+    options: SessionOptions,
     readonly carried: CarriedState | undefined,
     legacyExternalPublish: boolean,
   ) {
@@ -99,8 +104,11 @@ export class SessionRun {
     this.toolRecords = carried?.toolRecords ?? [];
     this.toolHashes = new ToolPins(carried?.toolHashes ?? [], carried?.toolPinTexts ?? []);
     this.pendingExtraction = carried?.pendingExtraction ?? [];
+    this.lastExtractedTurn = carried?.lastExtractedTurn;
     this.restored = carried !== undefined;
-    this.owner = carried?.owner ?? { tenant: options.namespace.tenant, user: options.namespace.user };
+    this.options = options;
+    this.owner = { tenant: options.namespace.tenant, user: options.namespace.user };
+    if (carried?.owner) this.bindToOwner(carried.owner);
     this.events = new EventEmitter(
       this.sessionId,
       carried?.stream,
@@ -172,6 +180,17 @@ export class SessionRun {
       details: [{ turnId, version: acceptedVersion }],
       nonRetryable: true,
     });
+  }
+
+  /**
+   * Fixes the owner (from the previous run or the archive). Memories are
+   * recalled and written, and tools run, for the owner's namespace, not for
+   * whatever namespace the options of a later run name.
+   */
+  bindToOwner(owner: Owner): void {
+    this.owner = { tenant: owner.tenant, user: owner.user };
+    const ns = this.options.namespace;
+    if (ns.tenant !== owner.tenant || ns.user !== owner.user) this.options = { ...this.options, namespace: { ...ns, tenant: owner.tenant, user: owner.user } };
   }
 
   view(): SessionView {
