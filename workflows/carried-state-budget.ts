@@ -16,7 +16,7 @@ export function fitCarriedState(state: CarriedState, budget = SAFE_PAYLOAD_BYTES
     ['the event log', (s) => (s.stream ? { ...s, stream: { ...s.stream, log: [], base_offset: s.stream.base_offset + s.stream.log.length } } : s)],
     ['older turn results', (s) => ({ ...s, recentResults: s.recentResults.slice(-5) })],
     ['older tool call records', (s) => ({ ...s, toolRecords: s.toolRecords.slice(-20) })],
-    ['turns awaiting memory extraction', (s) => ({ ...s, pendingExtraction: [] })],
+    ['turns awaiting memory extraction', (s) => ({ ...s, pendingExtraction: [], lastExtractedTurn: undefined })],
   ];
   for (const [what, cut] of cuts) {
     if (payloadBytes(fitted) <= budget) break;

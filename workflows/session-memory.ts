@@ -69,6 +69,10 @@ export class SessionMemory {
     const turns = this.run.pendingExtraction;
     this.run.pendingExtraction = [];
     if (turns.length === 0) return;
+    // The turn the previous pass ended with: a question asked there and answered "yes" now is a confirmation this pass can see.
+    const context = this.run.lastExtractedTurn;
+    this.run.lastExtractedTurn = turns.at(-1);
+    const asInput = (t: Turn) => ({ turnId: t.turnId, messages: t.messages, startedAt: t.startedAt });
     this.work = this.work.then(async () => {
       try {
         await extractMemories.executeWithOptions(
@@ -77,7 +81,7 @@ export class SessionMemory {
             retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
             summary: `extract memories (${reason}, ${turns.length} turns)`,
           },
-          [{ namespace: options.namespace, sessionId, turns: turns.map((t) => ({ turnId: t.turnId, messages: t.messages, startedAt: t.startedAt })), reason }],
+          [{ namespace: options.namespace, sessionId, turns: turns.map(asInput), ...(context ? { contextTurns: [asInput(context)] } : {}), reason }],
         );
         this.run.counters.memoryExtractions += 1;
       } catch (err) {

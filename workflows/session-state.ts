@@ -41,6 +41,8 @@ export interface CarriedState {
   toolPinTexts?: Array<[string, PinnedText]>;
   /** Turns since the last memory extraction pass. */
   pendingExtraction?: Turn[];
+  /** The last turn an extraction pass read: the next pass sees it too, so a yes in the next turn confirms what it asked. */
+  lastExtractedTurn?: Turn;
   stream?: WorkflowStreamState;
   /** The session's owner; absent in runs carried from before it was kept (the options' namespace then). */
   owner?: { tenant: string; user: string };

@@ -38,13 +38,18 @@ function describeMessage(m: TranscriptMessage): string {
 }
 
 /** The chat messages of one extraction request. */
-export function buildExtractionMessages(transcript: TranscriptMessage[], known: MemoryDoc[]): Array<{ role: 'system' | 'user'; content: string }> {
+export function buildExtractionMessages(transcript: TranscriptMessage[], known: MemoryDoc[], firstNewIndex = 0): Array<{ role: 'system' | 'user'; content: string }> {
   const knownBlock = known.length
     ? `Memories already stored (reuse their subject, predicate and statement spellings when the user restates or corrects one):\n${known.slice(0, MAX_KNOWN).map(describeKnown).join('\n')}\n\n`
     : '';
+  const earlier = transcript.slice(0, firstNewIndex);
+  const fresh = transcript.slice(firstNewIndex);
+  const excerpt = earlier.length
+    ? `Earlier messages, already processed (extract nothing from them unless a new message below explicitly confirms what they asked about):\n${earlier.map(describeMessage).join('\n')}\n\nNew messages:\n${fresh.map(describeMessage).join('\n')}`
+    : transcript.map(describeMessage).join('\n');
   return [
     { role: 'system', content: EXTRACTION_SYSTEM_PROMPT },
-    { role: 'user', content: `${knownBlock}Conversation excerpt:\n${transcript.map(describeMessage).join('\n')}` },
+    { role: 'user', content: `${knownBlock}Conversation excerpt:\n${excerpt}` },
   ];
 }
 

@@ -41,8 +41,11 @@ const DAY_MS = 86_400_000;
 export async function runExtraction(deps: ExtractionDeps, input: ExtractMemoriesInput, run: ExtractionRun = {}): Promise<ExtractionCounts> {
   const counts = emptyExtractionCounts();
   if (!deps.config.enabled) return counts;
-  const transcript = flattenTurns(input.turns);
-  if (!transcript.some((m) => m.role === 'user')) return counts;
+  const context = input.contextTurns ?? [];
+  const transcript = flattenTurns([...context, ...input.turns]);
+  // Messages before this index were read by an earlier pass.
+  const firstNewIndex = flattenTurns(context).length;
+  if (!transcript.slice(firstNewIndex).some((m) => m.role === 'user')) return counts;
   const scope = deps.repo.forNamespace(input.namespace);
   const now = deps.clock();
 
@@ -51,7 +54,7 @@ export async function runExtraction(deps: ExtractionDeps, input: ExtractMemories
   let content: string | null;
   try {
     const completion = await deps.openai.chat.completions.create(
-      { model: deps.modelName, messages: buildExtractionMessages(transcript, known.memories), response_format: { type: 'json_object' }, temperature: 0 },
+      { model: deps.modelName, messages: buildExtractionMessages(transcript, known.memories, firstNewIndex), response_format: { type: 'json_object' }, temperature: 0 },
       { signal: run.signal, headers: { 'x-session-id': input.sessionId }, maxRetries: 0 },
     );
     content = completion.choices[0]?.message.content ?? null;
@@ -65,7 +68,7 @@ export async function runExtraction(deps: ExtractionDeps, input: ExtractMemories
   counts.rejected.malformed += parsed.malformed;
   const passed: Array<{ memory: GatedMemory; at: number }> = [];
   for (const candidate of parsed.candidates) {
-    const verdict = gateCandidate(candidate, { sessionId: input.sessionId, messages: transcript, now });
+    const verdict = gateCandidate(candidate, { sessionId: input.sessionId, messages: transcript, firstNewIndex, now });
     if (verdict.ok) passed.push({ memory: verdict.memory, at: candidate.sourceMessageIndex });
     else {
       counts.rejected[verdict.reason]++;
@@ -81,7 +84,7 @@ export async function runExtraction(deps: ExtractionDeps, input: ExtractMemories
     { signal: run.signal },
   );
   run.heartbeat?.();
-  const startedAt = new Map(input.turns.map((t) => [t.turnId, t.startedAt]));
+  const startedAt = new Map([...context, ...input.turns].map((t) => [t.turnId, t.startedAt]));
   const ctx = { actor: { by: 'extraction' as const, sessionId: input.sessionId, turnId: input.turns.at(-1)?.turnId }, now };
   for (const [i, { memory: m }] of passed.entries()) {
     const statedAtIso = startedAt.get(m.source.turnId);

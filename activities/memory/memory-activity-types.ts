@@ -63,6 +63,12 @@ export interface ExtractMemoriesInput {
    * so an old turn processed late never overwrites a newer memory.
    */
   turns: Array<{ turnId: string; messages: ChatMessage[]; startedAt?: string }>;
+  /**
+   * Turns an earlier pass already read (the last one), shown before `turns`
+   * so that a question asked there and answered with a yes in `turns`
+   * confirms what it asked about. Nothing is extracted from them otherwise.
+   */
+  contextTurns?: Array<{ turnId: string; messages: ChatMessage[]; startedAt?: string }>;
   reason: 'event' | 'periodic' | 'archive';
 }
 

@@ -43,6 +43,8 @@ export const RejectionReason = {
   not_binding: 'not_binding',
   /** An intent whose end date has already passed. */
   already_past: 'already_past',
+  /** Cites a message an earlier pass already read, and no message of this pass confirms it. */
+  earlier_pass: 'earlier_pass',
 } as const;
 export type RejectionReason = (typeof RejectionReason)[keyof typeof RejectionReason];
 
@@ -66,6 +68,8 @@ export interface GateContext {
   sessionId: string;
   /** The numbered transcript the candidate's indexes point into. */
   messages: TranscriptMessage[];
+  /** Messages before this index were read by an earlier pass (context for confirmations only); default 0. */
+  firstNewIndex?: number;
   now: Date;
 }
 
@@ -174,11 +178,19 @@ function resolveSource(candidate: MemoryCandidate, ctx: GateContext): SourceChec
   // The model's own flag can only make a candidate less trusted, never more:
   // the role of the message it points at is checked here.
   const needsConfirmation = candidate.fromTool || message.role !== 'user';
+  const firstNew = ctx.firstNewIndex ?? 0;
+  // What the user said in a turn an earlier pass read was extracted then.
+  if (message.index < firstNew && !needsConfirmation) {
+    return { ok: false, result: reject('earlier_pass', `message #${message.index} was read by an earlier pass`) };
+  }
   if (!needsConfirmation) return { ok: true, message, role: message.role, needsConfirmation };
   const index = candidate.confirmationMessageIndex;
   const confirming = typeof index === 'number' ? ctx.messages[index] : undefined;
   const confirmed =
     candidate.userConfirmed && confirming !== undefined && confirming.index > message.index && isExplicitConfirmation(confirming, ctx.messages, confirmedPhrase(candidate));
+  if (message.index < firstNew && !(confirmed && confirming.index >= firstNew)) {
+    return { ok: false, result: reject('earlier_pass', `message #${message.index} was read by an earlier pass, and nothing in this one confirms it`) };
+  }
   return { ok: true, message, role: message.role, needsConfirmation, ...(confirmed ? { confirmedBy: confirming } : {}) };
 }
 

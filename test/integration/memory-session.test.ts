@@ -47,7 +47,7 @@ describe('long-term memory in a session', () => {
     );
     const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user }, memory: { enabled: true } });
     const { turnId } = await env.agent.as(options.namespace).send(options, { text: "What is the user's home city?" });
-    const events = await collectEvents(env.agent, sessionId, turnCompleted(turnId));
+    const events = await collectEvents(env.agent.as(options.namespace), sessionId, turnCompleted(turnId));
     const done = events.at(-1)!.event;
     const id = recalledId(env.model.requestsFor(sessionId)[0]!.body as ChatRequest, 'home city');
     expect(done).toMatchObject({ type: 'turn_completed', outcome: 'completed', text: `Your home city is Lisbon [mem:${id}].` });
@@ -77,7 +77,7 @@ describe('long-term memory in a session', () => {
     );
     const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user }, memory: { enabled: true } });
     const { turnId } = await env.agent.as(options.namespace).send(options, { text: "What is the user's home city?" });
-    const events = await collectEvents(env.agent, sessionId, turnCompleted(turnId));
+    const events = await collectEvents(env.agent.as(options.namespace), sessionId, turnCompleted(turnId));
     expect(events.at(-1)!.event).toMatchObject({ type: 'turn_completed', text: 'Lisbon, as noted.' });
     expect(events.some((e) => e.event.type === 'citation_flagged' && e.event.action === 'removed' && e.event.unknownIds[0] === 'qq11')).toBe(true);
     env.model.assertDone(sessionId);
@@ -127,6 +127,57 @@ describe('long-term memory in a session', () => {
     }, 'the extracted memory');
     expect(memories.map((m) => m.text)).toEqual(["The user's team is platform."]);
     env.model.assertDone(sessionId);
+  });
+});
+
+describe('confirmation across extraction passes', () => {
+  it('stores what the assistant asked about when the user says yes in the next turn, read by the next pass', async () => {
+    const sessionId = uniqueId('s');
+    const user = uniqueId('u');
+    const question = 'The CRM lists your customer tier as gold. Is that right?';
+    const extraction = (answer: (transcript: string) => StepResponse) => ({
+      match: { systemIncludes: EXTRACTION_MARKER },
+      respond: (req: ChatRequest): StepResponse => answer(req.messages.map((m) => String(m.content ?? '')).join('\n')),
+    });
+    const seen: string[] = [];
+    env.model.script(
+      [
+        { respond: { kind: 'text', text: question } },
+        // Pass 1 ends with the question: nothing confirmed yet, so the model proposes nothing.
+        extraction((t) => (seen.push(t), { kind: 'json', value: { candidates: [] } })),
+        { respond: { kind: 'text', text: 'Noted.' } },
+        // Pass 2 shows the question as an earlier message and the yes as a new one.
+        extraction((t) => {
+          seen.push(t);
+          const asked = Number(/#(\d+) \[assistant\] The CRM lists your customer tier/.exec(t)?.[1]);
+          const yes = Number(/#(\d+) \[user\] Yes, that's right/.exec(t)?.[1]);
+          return {
+            kind: 'json',
+            value: {
+              candidates: [
+                { kind: 'fact', subject: 'user', predicate: 'customer tier', value: 'gold', text: "The user's customer tier is gold.", sourceMessageIndex: asked, fromTool: false, userConfirmed: true, confirmationMessageIndex: yes },
+              ],
+            },
+          };
+        }),
+      ],
+      { lane: sessionId },
+    );
+    const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user }, memory: { enabled: true, extractEveryTurns: 1 } });
+    const agent = env.agent.as(options.namespace);
+    const first = await agent.send(options, { text: 'Which tier am I?' });
+    await agent.waitForTurn(sessionId, first.turnId);
+    await eventually(() => (seen.length === 1 ? true : null), 'the first extraction pass');
+    const second = await agent.send(options, { text: "Yes, that's right." });
+    await agent.waitForTurn(sessionId, second.turnId);
+    const memories = await eventually(async () => {
+      const { memories: list } = await new MemoryRepository(env.db).forNamespace({ tenant: 'acme', user }).list();
+      return list.length ? list : null;
+    }, 'the confirmed memory');
+    expect(seen[1]).toMatch(/Earlier messages, already processed[\s\S]*The CRM lists your customer tier[\s\S]*New messages:[\s\S]*Yes, that's right/);
+    expect(memories.map((m) => [m.text, m.source.turnId, m.source.confirmedBy?.turnId])).toEqual([["The user's customer tier is gold.", first.turnId, second.turnId]]);
+    env.model.assertDone(sessionId);
+    await agent.end(sessionId);
   });
 });
 

@@ -145,3 +145,44 @@ describe('grounding', () => {
     expect(isGrounded('Berlin office', 'a trip to Berlin')).toBe(false);
   });
 });
+
+describe('confirmation across extraction passes', () => {
+  // Pass 1 read turn-1: a tool result and the assistant's question about it. Pass 2 reads turn-2
+  // (the user's yes) with turn-1 shown as context.
+  const turn1: ChatMessage[] = [
+    { role: 'user', content: 'Look me up in the CRM please.' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'mcp_crm_lookup', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'call_9', content: 'Customer tier: gold.' },
+    { role: 'assistant', content: 'The CRM says your customer tier is gold. Is that right?' },
+  ];
+  const turn2: ChatMessage[] = [
+    { role: 'user', content: "Yes, that's right." },
+    { role: 'assistant', content: 'Noted.' },
+  ];
+  const joined = flattenTurns([
+    { turnId: 'turn-1', messages: turn1 },
+    { turnId: 'turn-2', messages: turn2 },
+  ]);
+  const firstNewIndex = flattenTurns([{ turnId: 'turn-1', messages: turn1 }]).length;
+  const passTwo = (fields: Partial<MemoryCandidate> & Pick<MemoryCandidate, 'kind'>) =>
+    gateCandidate(MemoryCandidate.parse({ text: 'x', sourceMessageIndex: 0, ...fields }), { sessionId: 's-1', messages: joined, firstNewIndex, now });
+  const tier = { kind: 'fact' as const, subject: 'user', predicate: 'customer tier', value: 'gold', fromTool: true, sourceMessageIndex: 2 };
+
+  it('a yes in the next pass confirms the question the previous pass ended with', () => {
+    expect(firstNewIndex).toBe(4);
+    const result = passTwo({ ...tier, userConfirmed: true, confirmationMessageIndex: 4 });
+    expect(result).toMatchObject({ ok: true, memory: { source: { origin: 'tool', confirmedBy: { turnId: 'turn-2', messageIndex: 0 } } } });
+  });
+
+  it('without that yes, nothing is taken from the earlier turn, and what the user said there is not extracted twice', () => {
+    expect(reasonOf(passTwo({ ...tier }))).toBe('earlier_pass');
+    expect(reasonOf(passTwo({ ...tier, userConfirmed: true, confirmationMessageIndex: 5 }))).toBe('earlier_pass');
+    expect(reasonOf(passTwo({ kind: 'fact', subject: 'user', predicate: 'wants', value: 'CRM', sourceMessageIndex: 0 }))).toBe('earlier_pass');
+  });
+
+  it('the same yes without the previous turn shown confirms nothing (the question is not in the excerpt)', () => {
+    const alone = flattenTurns([{ turnId: 'turn-2', messages: turn2 }]);
+    const result = gateCandidate(MemoryCandidate.parse({ text: 'x', kind: 'fact', subject: 'user', predicate: 'customer tier', value: 'gold', sourceMessageIndex: 0 }), { sessionId: 's-1', messages: alone, now });
+    expect(reasonOf(result)).toBe('not_grounded');
+  });
+});
