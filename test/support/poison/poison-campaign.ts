@@ -144,6 +144,7 @@ export async function runCampaign(target: PoisonTarget, cases: PoisonCase[], opt
   let batch: PoisonCase[] = [];
   for (let i = 0; i < cases.length; i++) {
     const c = cases[i]!;
+    if (process.env.POISON_TRACE) log(`case ${i} ${c.kind} ${c.label.slice(0, 80)}`);
     if (c.kind === 'start') {
       const r = await runStartCase(target, c, `${options.prefix}-start-${i}`, timeouts.turnMs);
       countOutcome(tally, r.outcome);
@@ -161,6 +162,7 @@ export async function runCampaign(target: PoisonTarget, cases: PoisonCase[], opt
 
     let check: SessionCheck;
     try {
+      if (process.env.POISON_TRACE) log(`checking ${session.sessionId}`);
       check = await session.check();
     } catch (err) {
       // The check itself broke (a history read, say): say so, and do not count the session as frozen for it.

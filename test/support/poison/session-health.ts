@@ -67,22 +67,25 @@ export async function runsOf(client: Client, workflowId: string): Promise<Array<
 }
 
 /**
- * A run's history events, a few at a time: a history holding signals near
- * the server's 2 MB payload limit would otherwise come back in pages over
- * gRPC's 4 MB message limit.
+ * A run's history events. gRPC refuses a response over 4 MB, and the SDK
+ * retries that refusal (RESOURCE_EXHAUSTED) for about 40 s before giving up,
+ * so the page size comes from the history's size: all of it in one page when
+ * it fits, else one event per page (a history that large holds payloads near
+ * the server's 2 MB limit, and few events).
  */
 async function* historyEvents(client: Client, workflowId: string, runId: string): AsyncGenerator<temporal.api.history.v1.IHistoryEvent> {
+  const { namespace } = client.options;
+  const described = await client.workflowService.describeWorkflowExecution({ namespace, execution: { workflowId, runId } });
+  const bytes = Number(described.workflowExecutionInfo?.historySizeBytes ?? 0);
+  const maximumPageSize = bytes < 3_000_000 ? 1_000 : 1;
   let nextPageToken: Uint8Array | undefined;
-  const fetchPage = (maximumPageSize: number) =>
-    client.workflowService.getWorkflowExecutionHistory({
-      namespace: client.options.namespace,
+  do {
+    const page = await client.workflowService.getWorkflowExecutionHistory({
+      namespace,
       execution: { workflowId, runId },
       maximumPageSize,
       ...(nextPageToken ? { nextPageToken } : {}),
     });
-  do {
-    // RESOURCE_EXHAUSTED: this page of 20 is over 4 MB; take it one event at a time.
-    const page = await fetchPage(20).catch((err: { code?: number }) => (err?.code === 8 ? fetchPage(1) : Promise.reject(err)));
     yield* page.history?.events ?? [];
     nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
   } while (nextPageToken);
