@@ -7,6 +7,7 @@ import { MongoClient } from 'mongodb';
 import { ensureStack, stackStatus, stopStack, type StackInfo, type StackStatus } from '../scripts/stack';
 import { PortInUseError } from '../scripts/stack/errors';
 import { findOnPath, isExecutableFile, isRunning } from '../scripts/stack/processes';
+import { freePort } from './support/net';
 
 // These tests use the shared stack (started by global setup or by beforeAll)
 // and never stop it; anything they start lives in a temporary data dir on
@@ -25,6 +26,9 @@ function tempDataDir(): string {
 
 function envWith(overrides: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
+  // Test processes run with payload encryption on, which makes a stack start a codec server for
+  // its UI too; these tests are about the servers (the codec server has its own test, web-ui-codec).
+  delete env.PAYLOAD_ENCRYPTION_KEYS;
   for (const [key, value] of Object.entries(overrides)) {
     if (value === undefined) delete env[key];
     else env[key] = value;
@@ -49,17 +53,6 @@ async function stackUpEnv(): Promise<NodeJS.ProcessEnv> {
 
 function pidsOf(status: StackStatus): Record<string, number | null> {
   return Object.fromEntries(status.components.map((component) => [`${component.name}/${component.kind}`, component.pid]));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A listener that is not ours, as another program on the machine would hold it. */

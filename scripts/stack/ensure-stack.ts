@@ -1,6 +1,7 @@
 import { errorMessage, StackError } from './errors';
 import { formatComponent } from './format';
 import { acquireStackLock } from './lock';
+import { ensureCodec } from './codec';
 import { ensureMongo } from './mongo';
 import { ensureDataDirs, resolveStackPaths } from './paths';
 import { readState } from './state-file';
@@ -30,6 +31,7 @@ export async function ensureStack(options: EnsureStackOptions = {}): Promise<Sta
   const release = await acquireStackLock(paths, log);
   let temporal: ComponentView;
   let mongo: ComponentView;
+  let codec: ComponentView | null = null;
   try {
     // Fails once, up front, on an unreadable state file (rather than once per component).
     readState(paths);
@@ -40,23 +42,25 @@ export async function ensureStack(options: EnsureStackOptions = {}): Promise<Sta
     }
     temporal = temporalResult.value;
     mongo = mongoResult.value;
+    codec = await ensureCodec(ctx, temporal.origin === 'external' ? null : (readState(paths).temporal ?? null));
   } finally {
     release();
   }
 
-  for (const line of [...formatComponent(temporal, paths), ...formatComponent(mongo, paths)]) log(line);
+  for (const view of [temporal, mongo, ...(codec ? [codec] : [])]) for (const line of formatComponent(view, paths)) log(line);
   const externalMongo = env.MONGODB_URI?.trim();
   return {
     temporalAddress: requireAddress(temporal),
     temporalNamespace: temporalNamespace(env),
     uiUrl: temporal.uiUrl ?? null,
     mongoUri: externalMongo && mongo.origin === 'external' ? externalMongo : requireAddress(mongo),
-    started: [temporal, mongo].filter((view) => view.origin === 'started').map(startedName),
+    codecUrl: codec?.address ?? null,
+    started: [temporal, mongo, ...(codec ? [codec] : [])].filter((view) => view.origin === 'started').map(startedName),
   };
 }
 
 function startedName(view: ComponentView): string {
-  return view.name === 'temporal' ? 'temporal' : view.kind;
+  return view.name === 'temporal' || view.name === 'codec' ? view.name : view.kind;
 }
 
 function requireAddress(view: ComponentView): string {

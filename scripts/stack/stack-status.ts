@@ -5,7 +5,8 @@ import { mongoPort, mongoView } from './mongo';
 import { logFileFor, resolveStackPaths, type StackPaths } from './paths';
 import { canConnect, LOOPBACK, parseHostPort } from './ports';
 import { isOurProcess } from './processes';
-import { readState, type MongoRecord, type StackState, type TemporalRecord } from './state-file';
+import { codecView } from './codec';
+import { readState, type CodecRecord, type MongoRecord, type StackState, type TemporalRecord } from './state-file';
 import { recordView, temporalSettings } from './temporal';
 import type { ComponentView, StackStatus } from './types';
 
@@ -31,6 +32,7 @@ export async function stackStatus(options: StackStatusOptions = {}): Promise<Sta
   const components = [
     await temporalStatus(paths, state.temporal, env),
     await mongoStatus(paths, state.mongo, env),
+    ...(state.codec ? [await codecStatus(state.codec, state.temporal ?? null)] : []),
     ...(await externalStatus(env)),
   ];
   if (stateProblem) for (const component of components) component.note ??= stateProblem;
@@ -58,6 +60,12 @@ async function temporalStatus(paths: StackPaths, record: TemporalRecord | undefi
     // status reports bad settings instead of failing: it must always answer.
     return { ...view, note: errorMessage(error) };
   }
+}
+
+async function codecStatus(record: CodecRecord, temporal: TemporalRecord | null): Promise<ComponentView> {
+  const view = codecView(record, temporal);
+  if (!isOurProcess(record.pid, record.argv)) return { ...view, state: 'stopped', note: `pid ${record.pid} recorded in stack.json is gone` };
+  return (await canConnect(LOOPBACK, record.port)) ? view : { ...view, state: 'not answering' };
 }
 
 async function mongoStatus(paths: StackPaths, record: MongoRecord | undefined, env: NodeJS.ProcessEnv): Promise<ComponentView> {

@@ -30,14 +30,23 @@ export const MongoRecord = ManagedProcess.extend({
 });
 export type MongoRecord = z.infer<typeof MongoRecord>;
 
+/** The codec server the dev server's UI decrypts payloads with (only while encryption is on). */
+export const CodecRecord = ManagedProcess.extend({
+  kind: z.literal('codec'),
+  /** The endpoint the UI was given, token included; a local secret, like the keys in the environment. */
+  endpoint: z.string(),
+});
+export type CodecRecord = z.infer<typeof CodecRecord>;
+
 export const StackState = z.object({
   version: z.literal(1),
   temporal: TemporalRecord.optional(),
   mongo: MongoRecord.optional(),
+  codec: CodecRecord.optional(),
 });
 export type StackState = z.infer<typeof StackState>;
 
-export type ComponentName = 'temporal' | 'mongo';
+export type ComponentName = 'temporal' | 'mongo' | 'codec';
 
 /**
  * Reads .data/stack.json: the record of what durable-agent started. A missing
@@ -76,7 +85,8 @@ function corrupt(paths: StackPaths, detail: string): StackError {
  */
 export function saveComponent(paths: StackPaths, name: 'temporal', record: TemporalRecord): void;
 export function saveComponent(paths: StackPaths, name: 'mongo', record: MongoRecord): void;
-export function saveComponent(paths: StackPaths, name: ComponentName, record: TemporalRecord | MongoRecord): void {
+export function saveComponent(paths: StackPaths, name: 'codec', record: CodecRecord): void;
+export function saveComponent(paths: StackPaths, name: ComponentName, record: TemporalRecord | MongoRecord | CodecRecord): void {
   const state = readState(paths);
   writeState(paths, { ...state, [name]: record });
   fs.writeFileSync(pidFileFor(paths, name), `${record.pid}\n`);

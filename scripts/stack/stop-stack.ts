@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { acquireStackLock } from './lock';
 import { resolveStackPaths, type StackPaths } from './paths';
 import { commandMatches, isRunning, readCommandLine, terminate } from './processes';
-import { clearComponent, readState, type ComponentName, type MongoRecord, type TemporalRecord } from './state-file';
+import { clearComponent, readState, type CodecRecord, type ComponentName, type MongoRecord, type TemporalRecord } from './state-file';
 import type { Log } from './types';
 
 export interface StopStackOptions {
@@ -28,6 +28,7 @@ export async function stopStack(options: StopStackOptions = {}): Promise<string[
       const results = await Promise.all([
         stopRecorded(paths, 'temporal', state.temporal, log),
         stopRecorded(paths, 'mongo', state.mongo, log),
+        stopRecorded(paths, 'codec', state.codec, log),
       ]);
       for (const result of results) if (result) stopped.push(result);
     } finally {
@@ -43,11 +44,11 @@ export async function stopStack(options: StopStackOptions = {}): Promise<string[
 async function stopRecorded(
   paths: StackPaths,
   name: ComponentName,
-  record: TemporalRecord | MongoRecord | undefined,
+  record: TemporalRecord | MongoRecord | CodecRecord | undefined,
   log: Log,
 ): Promise<string | null> {
   if (!record) return null;
-  const label = `${name}: ${record.kind === 'temporal' ? 'temporal dev server' : record.kind} (pid ${record.pid})`;
+  const label = `${name}: ${record.kind === 'temporal' ? 'temporal dev server' : record.kind === 'codec' ? 'codec server' : record.kind} (pid ${record.pid})`;
   if (!isRunning(record.pid)) {
     log(`${label} was not running`);
     clearComponent(paths, name);

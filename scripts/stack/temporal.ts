@@ -6,6 +6,7 @@ import { logFileFor, type StackPaths } from './paths';
 import { assertPortFree, canConnect, LOOPBACK, parseHostPort, portFromEnv } from './ports';
 import { isOurProcess, isRunning, spawnDetached, terminate } from './processes';
 import { searchAttributeFlags } from './search-attributes';
+import { codecPlan } from './codec';
 import { clearComponent, pidFileMismatch, readState, saveComponent, type TemporalRecord } from './state-file';
 import { resolveTemporalBinary, startDevHelp } from './temporal-binary';
 import { ensureSearchAttributes, waitForTemporal } from './temporal-health';
@@ -132,6 +133,9 @@ async function startTemporal(ctx: StackContext, settings: TemporalSettings, log:
   const binary = await resolveTemporalBinary(paths, env, log);
   log(`using ${binary.path} (${binary.version}, from ${binary.source})`);
   const help = await startDevHelp(binary.path, paths.root, env);
+  // With payload encryption on, the UI decrypts through the codec server the stack runs beside it.
+  const codec = codecPlan(ctx);
+  if (codec) log(`PAYLOAD_ENCRYPTION_KEYS is set: the web UI will decrypt payloads through ${LOOPBACK}:${codec.port}`);
   fs.mkdirSync(path.dirname(paths.temporalDbFile), { recursive: true });
 
   const argvFor = (withSearchAttributes: boolean): string[] => [
@@ -151,6 +155,7 @@ async function startTemporal(ctx: StackContext, settings: TemporalSettings, log:
     'warn',
     // The UI would otherwise fetch a news feed from the internet on every page load.
     ...(help.includes('--ui-disable-news-fetch') ? ['--ui-disable-news-fetch'] : []),
+    ...(codec ? ['--ui-codec-endpoint', codec.endpoint] : []),
     ...(settings.namespace === 'default' ? [] : ['--namespace', settings.namespace]),
     ...(help.includes('--dynamic-config-value') ? LOW_LATENCY_DYNAMIC_CONFIG.flatMap((kv) => ['--dynamic-config-value', kv]) : []),
     ...(withSearchAttributes ? searchAttributeFlags() : []),

@@ -11,6 +11,8 @@ export interface StackInfo {
   /** Temporal Web UI, or null for a server we did not start and no TEMPORAL_UI_URL. */
   uiUrl: string | null;
   mongoUri: string;
+  /** The codec server the UI decrypts with, when PAYLOAD_ENCRYPTION_KEYS was set for a local dev server; else null. */
+  codecUrl: string | null;
   /** Components this call started ('temporal', 'ferretdb', 'mongod'); empty when all were running. */
   started: string[];
 }
@@ -25,7 +27,7 @@ export type ComponentState = 'running' | 'stopped' | 'not answering' | 'external
 
 /** One component as shown by `up` and `status`. */
 export interface ComponentView {
-  name: 'temporal' | 'mongo';
+  name: 'temporal' | 'mongo' | 'codec';
   /** 'temporal dev server', 'ferretdb', 'mongod', or 'external'. */
   kind: string;
   state: ComponentState;
