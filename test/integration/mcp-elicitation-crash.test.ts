@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { answerInputSignal, workflowIdFor } from '../../workflows/messages';
 import type { AgentEvent } from '../../workflows/events';
+import { startCrashWorker } from '../support/crash-worker-process';
 import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
 import { readServerEvents, stdioReportServer, tempDir, writeMcpConfig } from '../support/mcp-servers';
 import { lastToolContent, scriptCall } from '../support/scripted-steps';
@@ -29,28 +30,7 @@ afterAll(async () => {
 });
 
 function startChildWorker(): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(process.cwd(), 'test/support/crash-worker.ts')], {
-    env: {
-      ...process.env,
-      TEMPORAL_TASK_QUEUE: env.taskQueue,
-      MONGODB_DATABASE: env.config.mongodb.database,
-      OPENAI_BASE_URL: env.config.model.baseUrl,
-      OPENAI_API_KEY: 'test-key',
-      MODEL_NAME: 'scripted',
-      MAINTENANCE_EVERY_MS: '0',
-      MCP_CONFIG_PATH: configPath,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(proc);
-  let stderr = '';
-  proc.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve, reject) => {
-    proc.stdout?.on('data', (d: Buffer) => {
-      if (d.toString().includes('worker ready')) resolve(proc);
-    });
-    proc.on('exit', (code) => reject(new Error(`worker exited early (${code}): ${stderr}`)));
-  });
+  return startCrashWorker(env, { MCP_CONFIG_PATH: configPath }, children);
 }
 
 async function kill(child: ChildProcess): Promise<void> {

@@ -1,33 +1,21 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { Db } from 'mongodb';
-import OpenAI from 'openai';
-import { createMemoryActivities } from '../../activities/memory/memory-activities';
 import type { ExtractMemoriesInput, MemoryActivities } from '../../activities/memory/memory-activity-types';
-import { defaultMemoryConfig } from '../../activities/memory/memory-config';
-import { MemoryRepository } from '../../activities/memory/memory-repository';
 import { ScriptedModelServer } from '../../scripted-model';
 import type { ChatMessage } from '../../workflows/chat-message';
-import { DAY, embedder, openTestDb } from '../support/memory-fixtures';
+import { DAY, openMemoryHarness, type MemoryHarness } from '../support/memory-fixtures';
 
 const t0 = new Date('2025-05-01T10:00:00Z');
 let now = t0;
-let db: Db;
-let close: () => Promise<void>;
+let harness: MemoryHarness;
 let model: ScriptedModelServer;
 let memory: MemoryActivities;
-let repo: MemoryRepository;
 
 beforeAll(async () => {
-  ({ db, close } = await openTestDb('memory_extract'));
-  model = await ScriptedModelServer.start();
-  repo = new MemoryRepository(db);
-  await repo.ensureIndexes();
-  const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 });
-  memory = createMemoryActivities({ db, openai, embedder, modelName: 'scripted', config: defaultMemoryConfig(), clock: () => now, log: { debug: () => undefined, warn: () => undefined } });
+  harness = await openMemoryHarness('memory_extract', () => now);
+  ({ model, memory } = harness);
 });
 afterAll(async () => {
-  await model.close();
-  await close();
+  await harness?.close();
 });
 afterEach(() => {
   model.assertDone();

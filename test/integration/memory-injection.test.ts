@@ -1,14 +1,10 @@
-import type { Db } from 'mongodb';
-import OpenAI from 'openai';
-import { createMemoryActivities } from '../../activities/memory/memory-activities';
 import type { MemoryActivities } from '../../activities/memory/memory-activity-types';
-import { defaultMemoryConfig } from '../../activities/memory/memory-config';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
 import { flattenTurns } from '../../activities/memory/transcript';
 import { MEETINGS_COLLECTION } from '../../activities/tools/meeting-tools';
 import { ScriptedModelServer } from '../../scripted-model';
 import type { ChatMessage } from '../../workflows/chat-message';
-import { embedder, openTestDb } from '../support/memory-fixtures';
+import { openMemoryHarness, type MemoryHarness } from '../support/memory-fixtures';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
 import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
 
@@ -97,23 +93,17 @@ const tally = {
 };
 
 describe('memory injection: nothing the user did not say or confirm is stored', () => {
-  let db: Db;
-  let close: () => Promise<void>;
+  let harness: MemoryHarness;
   let model: ScriptedModelServer;
   let memory: MemoryActivities;
   let repo: MemoryRepository;
 
   beforeAll(async () => {
-    ({ db, close } = await openTestDb('memory_injection'));
-    model = await ScriptedModelServer.start();
-    repo = new MemoryRepository(db);
-    await repo.ensureIndexes();
-    const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 });
-    memory = createMemoryActivities({ db, openai, embedder, modelName: 'scripted', config: defaultMemoryConfig(), clock: () => now, log: { debug: () => undefined, warn: () => undefined } });
+    harness = await openMemoryHarness('memory_injection', () => now);
+    ({ model, memory, repo } = harness);
   });
   afterAll(async () => {
-    await model.close();
-    await close();
+    await harness?.close();
   });
 
   const cases = carriers.flatMap((carrier) => strategies.flatMap((strategy) => payloads.map((payload, p) => ({ carrier, strategy, payload, p }))));

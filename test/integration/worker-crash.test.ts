@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { startCrashWorker } from '../support/crash-worker-process';
 import { eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 import { SIDE_EFFECTS, sideEffectTool } from '../support/side-effect-tool';
 import type { ChatRequest } from '../../scripted-model';
@@ -15,27 +15,7 @@ afterAll(async () => {
 });
 
 function startChildWorker(): Promise<ChildProcess> {
-  // Node itself with tsx as a loader: the tsx CLI would put a wrapper process between us and the worker.
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(process.cwd(), 'test/support/crash-worker.ts')], {
-    env: {
-      ...process.env,
-      TEMPORAL_TASK_QUEUE: env.taskQueue,
-      MONGODB_DATABASE: env.config.mongodb.database,
-      OPENAI_BASE_URL: env.config.model.baseUrl,
-      OPENAI_API_KEY: 'test-key',
-      MODEL_NAME: 'scripted',
-      MAINTENANCE_EVERY_MS: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  proc.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve, reject) => {
-    proc.stdout?.on('data', (d: Buffer) => {
-      if (d.toString().includes('worker ready')) resolve(proc);
-    });
-    proc.on('exit', (code) => reject(new Error(`worker exited early (${code}): ${stderr}`)));
-  });
+  return startCrashWorker(env);
 }
 
 describe('a worker killed with SIGKILL', () => {

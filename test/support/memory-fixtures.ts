@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
+import OpenAI from 'openai';
 import { OfflineEmbedder } from '../../activities/memory/embedder';
+import { createMemoryActivities } from '../../activities/memory/memory-activities';
+import type { MemoryActivities } from '../../activities/memory/memory-activity-types';
+import { defaultMemoryConfig } from '../../activities/memory/memory-config';
+import { MemoryRepository } from '../../activities/memory/memory-repository';
+import { ScriptedModelServer } from '../../scripted-model';
 import type { FactInput, IntentInput, PreferenceInput } from '../../activities/memory/memory-docs';
 import type { MemorySource } from '../../activities/memory/memory-types';
 
@@ -57,5 +63,34 @@ export function seededRandom(seed: number): () => number {
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The memory activities over a test database and a scripted model, as the worker builds them. */
+export interface MemoryHarness {
+  db: Db;
+  model: ScriptedModelServer;
+  memory: MemoryActivities;
+  repo: MemoryRepository;
+  close(): Promise<void>;
+}
+
+/** Opens a test database and a scripted model and builds the memory activities on them; `clock` is the activities' now. */
+export async function openMemoryHarness(name: string, clock: () => Date): Promise<MemoryHarness> {
+  const { db, close } = await openTestDb(name);
+  const model = await ScriptedModelServer.start();
+  const repo = new MemoryRepository(db);
+  await repo.ensureIndexes();
+  const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 });
+  const memory = createMemoryActivities({ db, openai, embedder, modelName: 'scripted', config: defaultMemoryConfig(), clock, log: { debug: () => undefined, warn: () => undefined } });
+  return {
+    db,
+    model,
+    memory,
+    repo,
+    async close() {
+      await model.close();
+      await close();
+    },
   };
 }
