@@ -59,8 +59,12 @@ export const BusyPolicy = z.enum(['interrupt', 'queue']);
 export type BusyPolicy = z.infer<typeof BusyPolicy>;
 
 /** Everything a session is started with. Secrets never go here: they live in worker config. */
+/** What a session id may hold (it becomes part of the workflow id). */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+export const SESSION_ID_RULE = 'letters, digits, ".", "_", ":" or "-", at most 128';
+
 export const SessionOptions = z.object({
-  sessionId: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'letters, digits, ".", "_", ":" or "-", at most 128'),
+  sessionId: z.string().regex(SESSION_ID_PATTERN, SESSION_ID_RULE),
   namespace: UserNamespace,
   channel: z.string().max(64).default('api'),
   metadata: z.record(z.string(), z.string()).default({}),

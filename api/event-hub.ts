@@ -1,0 +1,134 @@
+import type { AgentClient, SessionEvent } from '../client';
+import type { Principal } from '../workflows/principal';
+
+/** What a reader of the hub is told. */
+export interface FeedListener {
+  event(e: SessionEvent): void;
+  /** The session's stream ended (its workflow closed) or could not be read; `error` says why when it failed. */
+  end(error?: unknown): void;
+}
+
+const BUFFER_EVENTS = 5_000;
+const LINGER_MS = 5_000;
+
+/**
+ * One reader of one session's event stream inside the server, fanned out to
+ * every connected client: however many browsers watch a session, the
+ * workflow sees one poller. Events are buffered (the last 5,000) so a client
+ * that reconnects with Last-Event-ID resumes from memory.
+ */
+class SessionFeed {
+  readonly buffer: SessionEvent[] = [];
+  readonly listeners = new Set<FeedListener>();
+  ended = false;
+  endError: unknown;
+  private linger: NodeJS.Timeout | undefined;
+  private iterator: AsyncGenerator<SessionEvent> | undefined;
+
+  constructor(
+    private readonly reader: AgentClient,
+    readonly sessionId: string,
+    private readonly onClose: () => void,
+  ) {}
+
+  start(): void {
+    this.iterator = this.reader.events(this.sessionId, { fromOffset: 0 });
+    void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    const it = this.iterator!;
+    try {
+      for (;;) {
+        const next = await it.next();
+        if (next.done) break;
+        this.buffer.push(next.value);
+        if (this.buffer.length > BUFFER_EVENTS) this.buffer.shift();
+        for (const l of this.listeners) l.event(next.value);
+      }
+      this.finish();
+    } catch (err) {
+      this.finish(err);
+    }
+  }
+
+  private finish(error?: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.endError = error;
+    for (const l of this.listeners) l.end(error);
+    this.listeners.clear();
+    this.close();
+  }
+
+  /** First offset still buffered (undefined before the first event). */
+  get firstOffset(): number | undefined {
+    return this.buffer[0]?.offset;
+  }
+
+  add(listener: FeedListener): void {
+    if (this.linger) clearTimeout(this.linger);
+    this.linger = undefined;
+    this.listeners.add(listener);
+  }
+
+  remove(listener: FeedListener): void {
+    this.listeners.delete(listener);
+    if (this.listeners.size === 0 && !this.ended) {
+      // A reader reconnecting (a page reload) finds the feed still running.
+      this.linger = setTimeout(() => this.close(), LINGER_MS);
+      this.linger.unref?.();
+    }
+  }
+
+  close(): void {
+    if (this.linger) clearTimeout(this.linger);
+    this.linger = undefined;
+    this.onClose();
+    void this.iterator?.return(undefined).catch(() => undefined);
+  }
+}
+
+export class EventHub {
+  private readonly feeds = new Map<string, SessionFeed>();
+  /** Subscriptions to workflows this hub opened (one per session while anyone watches). */
+  subscriptionsOpened = 0;
+
+  constructor(private readonly agent: AgentClient) {}
+
+  /** Feeds currently open (sessions someone watches, or watched within the linger time). */
+  get openFeeds(): number {
+    return this.feeds.size;
+  }
+
+  /**
+   * Delivers the session's events from `fromOffset` on, then live ones, to
+   * `listener`. The caller has checked read access; the hub reads as the
+   * session's owner. Returns the function that stops the delivery.
+   */
+  subscribe(sessionId: string, owner: Pick<Principal, 'tenant' | 'user'>, fromOffset: number, listener: FeedListener): () => void {
+    let feed = this.feeds.get(sessionId);
+    if (!feed || feed.ended) {
+      feed = new SessionFeed(this.agent.as({ tenant: owner.tenant, user: owner.user }), sessionId, () => {
+        if (this.feeds.get(sessionId) === feed) this.feeds.delete(sessionId);
+      });
+      this.feeds.set(sessionId, feed);
+      this.subscriptionsOpened += 1;
+      feed.start();
+    }
+    const f = feed;
+    // Replay what the buffer holds from the asked offset, then stay for live events (in order, no duplicates).
+    let last = fromOffset - 1;
+    const forward: FeedListener = {
+      event: (e) => {
+        if (e.offset <= last) return;
+        last = e.offset;
+        listener.event(e);
+      },
+      end: (error) => listener.end(error),
+    };
+    for (const e of f.buffer) forward.event(e);
+    f.add(forward);
+    return () => f.remove(forward);
+  }
+}

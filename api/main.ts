@@ -1,0 +1,58 @@
+/**
+ * `npm run api`: the HTTP API in front of Temporal (a worker must run:
+ * `npm run worker`). Settings: the workers' TEMPORAL_* and encryption
+ * variables, API_PORT (default 8787), API_HOST (default 127.0.0.1),
+ * API_TOKENS or API_TOKENS_FILE (see `npm run api:token`), API_MAX_BODY_BYTES,
+ * API_REQUESTS_PER_MINUTE, API_STREAMS_PER_PRINCIPAL.
+ */
+import { AgentClient } from '../client';
+import { dataConverterFor } from '../codec/data-converter';
+import { loadConfig } from '../workers/config';
+import { temporalTransportOptions } from '../workers/temporal-connection-options';
+import { loadTokens, TokenBook } from './auth';
+import { DEFAULT_API_LIMITS, createApi, listen, type ApiLimits } from './server';
+
+function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+export function apiSettings(env: NodeJS.ProcessEnv) {
+  const limits: ApiLimits = {
+    ...DEFAULT_API_LIMITS,
+    maxBodyBytes: intSetting(env, 'API_MAX_BODY_BYTES', DEFAULT_API_LIMITS.maxBodyBytes, 1_024, 16 * 1024 * 1024),
+    requestsPerMinute: intSetting(env, 'API_REQUESTS_PER_MINUTE', DEFAULT_API_LIMITS.requestsPerMinute, 1, 1_000_000),
+    streamsPerPrincipal: intSetting(env, 'API_STREAMS_PER_PRINCIPAL', DEFAULT_API_LIMITS.streamsPerPrincipal, 1, 10_000),
+  };
+  return { port: intSetting(env, 'API_PORT', 8787, 0, 65_535), host: env.API_HOST?.trim() || '127.0.0.1', limits, tokens: new TokenBook(loadTokens(env)) };
+}
+
+async function main(): Promise<void> {
+  // The API talks to Temporal only: the model settings the workers need are not checked here.
+  const config = loadConfig({ ...process.env, OPENAI_BASE_URL: process.env.OPENAI_BASE_URL?.trim() || 'http://127.0.0.1:9/v1' });
+  const settings = apiSettings(process.env);
+  if (settings.tokens.size === 0) process.stderr.write('api: no tokens configured (API_TOKENS / API_TOKENS_FILE): every request will get 401. `npm run api:token -- --tenant t --user u` makes one.\n');
+  const agent = await AgentClient.connect({
+    address: config.temporal.address,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    dataConverter: dataConverterFor(config.encryption),
+    ...temporalTransportOptions(config.temporal),
+  });
+  const { app } = createApi({ agent, tokens: settings.tokens, limits: settings.limits, log: (line) => process.stderr.write(`${line}\n`) });
+  const server = await listen(app, settings.port, settings.host);
+  process.stdout.write(`durable-agent API on ${server.url} (OpenAPI: ${server.url}/openapi.json), Temporal ${config.temporal.address}, task queue ${config.temporal.taskQueue}\n`);
+  const stop = () => void server.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(78);
+  });
+}

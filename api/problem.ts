@@ -1,0 +1,85 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { z } from 'zod';
+import {
+  NotAuthorizedError,
+  SessionClosedError,
+  SessionNotFoundError,
+  SessionValidationError,
+  SessionVersionConflictError,
+  TemporalCallTimeoutError,
+  TemporalUnreachableError,
+} from '../client/errors';
+
+/** RFC 9457 problem details, with our failure type and the fields a client acts on. */
+export const Problem = z.object({
+  type: z.string().describe('A URI naming the problem type: urn:durable-agent:problem:<FailureType>'),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  instance: z.string().optional(),
+  failureType: z.string().describe('Our failure type, e.g. SessionVersionConflict, NotAuthorized, SessionInputInvalid'),
+  currentVersion: z.number().int().optional().describe('On 409: the session version now'),
+  errors: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('On 422: every invalid field'),
+  retryAfterSeconds: z.number().optional(),
+});
+export type Problem = z.infer<typeof Problem>;
+
+const TITLES: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Not authenticated',
+  403: 'Not authorized',
+  404: 'Not found',
+  409: 'Conflict',
+  413: 'Request too large',
+  415: 'Unsupported media type',
+  422: 'Invalid input',
+  429: 'Too many requests',
+  500: 'Internal error',
+  503: 'Temporal unavailable',
+  504: 'Timed out',
+};
+
+export class ProblemError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly failureType: string,
+    detail: string,
+    readonly extra: Partial<Problem> = {},
+  ) {
+    super(detail);
+  }
+}
+
+export function problemBody(status: number, failureType: string, detail: string, extra: Partial<Problem> = {}, instance?: string): Problem {
+  return {
+    type: `urn:durable-agent:problem:${failureType}`,
+    title: TITLES[status] ?? 'Error',
+    status,
+    detail,
+    failureType,
+    ...(instance ? { instance } : {}),
+    ...extra,
+  };
+}
+
+export function sendProblem(c: Context, status: ContentfulStatusCode, failureType: string, detail: string, extra: Partial<Problem> = {}): Response {
+  if (status === 429 && extra.retryAfterSeconds !== undefined) c.header('Retry-After', String(Math.ceil(extra.retryAfterSeconds)));
+  return c.body(JSON.stringify(problemBody(status, failureType, detail, extra, c.req.path)), status, { 'Content-Type': 'application/problem+json' });
+}
+
+/** The problem for an error the typed client (or our handlers) threw; unknown errors are 500 without their text. */
+export function problemFor(err: unknown): ProblemError {
+  if (err instanceof ProblemError) return err;
+  if (err instanceof SessionVersionConflictError) return new ProblemError(409, 'SessionVersionConflict', err.message, { currentVersion: err.currentVersion });
+  if (err instanceof SessionNotFoundError) return new ProblemError(404, 'SessionNotFound', err.message);
+  if (err instanceof NotAuthorizedError) return new ProblemError(403, 'NotAuthorized', err.message);
+  if (err instanceof SessionClosedError) return new ProblemError(409, 'SessionClosed', err.message);
+  if (err instanceof SessionValidationError) {
+    const type = err.failureType ?? 'SessionInputInvalid';
+    return new ProblemError(type === 'ConfirmationUnknown' ? 404 : 422, type, err.message);
+  }
+  if (err instanceof TemporalUnreachableError) return new ProblemError(503, 'TemporalUnreachable', err.message);
+  if (err instanceof TemporalCallTimeoutError) return new ProblemError(504, 'TemporalCallTimeout', err.message);
+  return new ProblemError(500, 'Internal', 'The server failed to handle the request; it was logged.');
+}

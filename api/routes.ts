@@ -1,0 +1,124 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { Problem } from './problem';
+import { SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionOptions, TurnResult } from '../workflows/session-types';
+
+/*
+ * The HTTP API's routes: every request and response schema is a zod schema
+ * (most of them the workflow's own), and /openapi.json is generated from
+ * these definitions.
+ */
+
+const SessionIdParam = z.object({
+  // A schema of its own (not the workflow's instance): .openapi() exists only on schemas made after
+  // @hono/zod-openapi extended zod, and the workflow's module may load first.
+  sessionId: z.string().regex(SESSION_ID_PATTERN, SESSION_ID_RULE).openapi({ param: { name: 'sessionId', in: 'path' }, example: 'order-42' }),
+});
+
+const ToolCallParams = SessionIdParam.extend({
+  toolCallId: z.string().min(1).max(256).openapi({ param: { name: 'toolCallId', in: 'path' }, example: 'call_1' }),
+});
+
+/** Session options a caller may set; the namespace's tenant and user are always the caller's. */
+export const MessageSessionOptions = SessionOptions.omit({ sessionId: true, namespace: true })
+  .extend({ project: z.string().min(1).max(128).optional() })
+  .partial()
+  .strict();
+
+export const PostMessageBody = z
+  .object({
+    text: z.string().min(1, 'text must not be empty').max(100_000),
+    /** Options for a session this message starts (ignored by a running one). */
+    options: MessageSessionOptions.optional(),
+    /** Answer when the turn has finished, with its result. */
+    waitForTurn: z.boolean().optional(),
+  })
+  .strict()
+  .openapi('PostMessage');
+
+const MessageHeaders = z.object({
+  'idempotency-key': z.string().min(1).max(128).optional().openapi({ description: 'Becomes the message\'s clientMessageId: a resend with the same key returns the first answer and starts no second turn.' }),
+  'if-match': z.string().max(32).optional().openapi({ description: 'The session version the message expects (the ETag of GET /v1/sessions/{id}); 409 with currentVersion when it moved on.' }),
+});
+
+export const MessageAccepted = SendMessageResult.extend({ sessionId: z.string(), turn: TurnResult.optional() }).openapi('MessageAccepted');
+
+export const Decision = z.object({ approved: z.boolean(), reason: z.string().max(2_000).optional() }).strict().openapi('Decision');
+export const ReasonBody = z.object({ reason: z.string().max(2_000).optional() }).strict().openapi('Reason');
+
+const problemResponses = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((s) => [s, { description: `Problem details (RFC 9457), status ${s}`, content: { 'application/problem+json': { schema: Problem } } }]),
+  );
+
+const security = [{ bearer: [] as string[] }];
+
+export const postMessageRoute = createRoute({
+  method: 'post',
+  path: '/v1/sessions/{sessionId}/messages',
+  summary: 'Send a message (starts or restores the session when needed)',
+  security,
+  request: { params: SessionIdParam, headers: MessageHeaders, body: { required: true, content: { 'application/json': { schema: PostMessageBody } } } },
+  responses: {
+    202: { description: 'Accepted: the turn runs; follow it on the event stream', content: { 'application/json': { schema: MessageAccepted } } },
+    200: { description: 'The finished turn (waitForTurn)', content: { 'application/json': { schema: MessageAccepted } } },
+    ...problemResponses(401, 403, 409, 413, 422, 429, 503, 504),
+  },
+});
+
+export const getSessionRoute = createRoute({
+  method: 'get',
+  path: '/v1/sessions/{sessionId}',
+  summary: 'Read a session (status, window, summary, key facts, pending confirmations, counters)',
+  security,
+  request: { params: SessionIdParam },
+  responses: {
+    200: {
+      description: 'The session view (workflows/session-types.ts SessionView); ETag is its version',
+      content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi('SessionView') } },
+    },
+    ...problemResponses(401, 403, 404, 429, 503, 504),
+  },
+});
+
+export const eventsRoute = createRoute({
+  method: 'get',
+  path: '/v1/sessions/{sessionId}/events',
+  summary: 'The session\'s events as Server-Sent Events (id = offset; resume with Last-Event-ID or ?from=)',
+  security,
+  request: {
+    params: SessionIdParam,
+    query: z.object({ from: z.coerce.number().int().min(0).optional().openapi({ description: 'First offset to send (Last-Event-ID + 1 wins when both are given)' }) }),
+    headers: z.object({ 'last-event-id': z.string().regex(/^\d{1,15}$/).optional() }),
+  },
+  responses: {
+    200: { description: 'text/event-stream: `id: <offset>`, `event: <AgentEvent type>`, `data: <AgentEvent JSON>`', content: { 'text/event-stream': { schema: z.string() } } },
+    ...problemResponses(401, 403, 404, 422, 429, 503),
+  },
+});
+
+export const decideRoute = createRoute({
+  method: 'post',
+  path: '/v1/sessions/{sessionId}/tool-calls/{toolCallId}/decision',
+  summary: 'Approve or deny a tool call held for confirmation (owner, or an approver or admin of its tenant)',
+  security,
+  request: { params: ToolCallParams, body: { required: true, content: { 'application/json': { schema: Decision } } } },
+  responses: { 204: { description: 'Decided' }, ...problemResponses(401, 403, 404, 422, 429, 503, 504) },
+});
+
+export const interruptRoute = createRoute({
+  method: 'post',
+  path: '/v1/sessions/{sessionId}/interrupt',
+  summary: 'Stop the running turn',
+  security,
+  request: { params: SessionIdParam, body: { required: false, content: { 'application/json': { schema: ReasonBody } } } },
+  responses: { 202: { description: 'Interrupt sent' }, ...problemResponses(401, 403, 404, 422, 429, 503, 504) },
+});
+
+export const endRoute = createRoute({
+  method: 'post',
+  path: '/v1/sessions/{sessionId}/end',
+  summary: 'End the session (it is archived)',
+  security,
+  request: { params: SessionIdParam, body: { required: false, content: { 'application/json': { schema: ReasonBody } } } },
+  responses: { 202: { description: 'End sent' }, ...problemResponses(401, 403, 404, 422, 429, 503, 504) },
+});

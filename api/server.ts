@@ -1,0 +1,279 @@
+import { serve, type ServerType } from '@hono/node-server';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import { streamSSE } from 'hono/streaming';
+import type { AgentClient, SessionEvent } from '../client';
+import { hasTenantRole, type Principal } from '../workflows/principal';
+import type { ApiTokenEntry, TokenBook } from './auth';
+import { EventHub } from './event-hub';
+import { ProblemError, problemFor, sendProblem } from './problem';
+import { decideRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, postMessageRoute } from './routes';
+
+export interface ApiLimits {
+  /** Largest request body, in bytes (413 above). */
+  maxBodyBytes: number;
+  /** Requests per minute per token (429 above, with Retry-After). */
+  requestsPerMinute: number;
+  /** Open event streams per principal (429 above). */
+  streamsPerPrincipal: number;
+  /** Comment lines on idle event streams, so proxies keep them open. */
+  heartbeatMs: number;
+}
+
+export const DEFAULT_API_LIMITS: ApiLimits = { maxBodyBytes: 256 * 1024, requestsPerMinute: 600, streamsPerPrincipal: 10, heartbeatMs: 15_000 };
+
+export interface ApiOptions {
+  /** The typed client the API acts through (its principal is replaced by each caller's). */
+  agent: AgentClient;
+  tokens: TokenBook;
+  limits?: Partial<ApiLimits>;
+  /** Log lines (never tokens or message text). */
+  log?: (line: string) => void;
+}
+
+type Env = { Variables: { caller: ApiTokenEntry } };
+
+/** A token bucket per token: `perMinute` requests, refilled continuously. */
+class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly perMinute: number) {}
+
+  /** Seconds to wait, or 0 when the request may go. */
+  take(key: string, now = Date.now()): number {
+    const rate = this.perMinute / 60_000;
+    const b = this.buckets.get(key) ?? { tokens: this.perMinute, at: now };
+    b.tokens = Math.min(this.perMinute, b.tokens + (now - b.at) * rate);
+    b.at = now;
+    this.buckets.set(key, b);
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return 0;
+    }
+    return (1 - b.tokens) / rate / 1000;
+  }
+}
+
+const principalOf = (entry: ApiTokenEntry): Principal => ({ tenant: entry.tenant, user: entry.user, roles: entry.roles });
+
+/** "5", W/"5" or 5: the version an If-Match names. */
+function versionFromIfMatch(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const m = /^\s*(?:W\/)?"?(\d{1,12})"?\s*$/.exec(value);
+  if (!m) throw new ProblemError(422, 'SessionInputInvalid', `If-Match must be a session version such as "5" (the ETag of GET /v1/sessions/{id}), got ${JSON.stringify(value.slice(0, 40))}.`);
+  return Number(m[1]);
+}
+
+/**
+ * The HTTP API in front of Temporal: bearer tokens mapped to principals,
+ * problem details for every error, one event subscription per session
+ * fanned out to every reader, OpenAPI 3.1 at /openapi.json.
+ */
+export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: EventHub } {
+  const limits = { ...DEFAULT_API_LIMITS, ...options.limits };
+  const log = options.log ?? (() => undefined);
+  const hub = new EventHub(options.agent);
+  const limiter = new RateLimiter(limits.requestsPerMinute);
+  const openStreams = new Map<string, number>();
+
+  const app = new OpenAPIHono<Env>({
+    // Every invalid field, as problem details (422).
+    defaultHook: (result, c) => {
+      if (result.success) return;
+      const errors = result.error.issues.map((i) => ({ path: [result.target, ...i.path.map(String)].join('.'), message: i.message }));
+      return sendProblem(c, 422, 'SessionInputInvalid', `Invalid ${result.target}: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, { errors });
+    },
+  });
+
+  app.onError((err, c) => {
+    // Hono's own refusals (malformed JSON 400, wrong content type 415) keep their status.
+    if (err instanceof HTTPException && err.status < 500) {
+      const failureType = err.status === 415 ? 'UnsupportedMediaType' : 'RequestInvalid';
+      return sendProblem(c, err.status, failureType, `${err.message || 'The request could not be read'}.`);
+    }
+    const problem = problemFor(err);
+    if (problem.status >= 500) log(`api: ${c.req.method} ${c.req.path} failed: ${err instanceof Error ? err.name : 'error'}`);
+    return sendProblem(c, problem.status, problem.failureType, problem.message, problem.extra);
+  });
+  app.notFound((c) => sendProblem(c, 404, 'RouteNotFound', `No route ${c.req.method} ${c.req.path}; see /openapi.json.`));
+
+  const authenticate: MiddlewareHandler<Env> = async (c, next) => {
+    const header = c.req.header('authorization');
+    const token = header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+    if (!token) {
+      c.header('WWW-Authenticate', 'Bearer');
+      return sendProblem(c, 401, 'NotAuthenticated', 'Send Authorization: Bearer <token> (tokens are configured in API_TOKENS or API_TOKENS_FILE; npm run api:token makes one).');
+    }
+    const entry = options.tokens.lookup(token);
+    if (!entry) {
+      c.header('WWW-Authenticate', 'Bearer error="invalid_token"');
+      return sendProblem(c, 401, 'NotAuthenticated', 'The bearer token is not known to this server.');
+    }
+    const wait = limiter.take(entry.sha256);
+    if (wait > 0) return sendProblem(c, 429, 'RateLimited', `More than ${limits.requestsPerMinute} requests a minute with this token; retry in ${Math.ceil(wait)} s.`, { retryAfterSeconds: wait });
+    c.set('caller', entry);
+    await next();
+  };
+
+  app.use('/v1/*', authenticate);
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: limits.maxBodyBytes,
+      onError: (c) => sendProblem(c, 413, 'RequestTooLarge', `The request body is over ${limits.maxBodyBytes} bytes.`),
+    }),
+  );
+
+  const agentFor = (c: Context<Env>) => options.agent.as(principalOf(c.get('caller')));
+
+  app.openapi(postMessageRoute, async (c) => {
+    const { sessionId } = c.req.valid('param');
+    const headers = c.req.valid('header');
+    const body = c.req.valid('json');
+    const caller = c.get('caller');
+    const { project, ...rest } = body.options ?? {};
+    const expectedVersion = versionFromIfMatch(headers['if-match']);
+    const result = await agentFor(c).send(
+      { ...rest, sessionId, namespace: { tenant: caller.tenant, user: caller.user, ...(project ? { project } : {}) } },
+      {
+        text: body.text,
+        ...(headers['idempotency-key'] ? { clientMessageId: headers['idempotency-key'] } : {}),
+        ...(expectedVersion !== undefined ? { expectedVersion } : {}),
+        ...(body.waitForTurn ? { waitForTurn: true } : {}),
+      },
+    );
+    c.header('ETag', `"${result.version}"`);
+    return c.json({ sessionId, ...result }, result.turn ? 200 : 202);
+  });
+
+  app.openapi(getSessionRoute, async (c) => {
+    const { sessionId } = c.req.valid('param');
+    const view = await agentFor(c).getSession(sessionId);
+    c.header('ETag', `"${view.version}"`);
+    return c.json(view as unknown as Record<string, unknown>, 200);
+  });
+
+  app.openapi(decideRoute, async (c) => {
+    const { sessionId, toolCallId } = c.req.valid('param');
+    const { approved, reason } = c.req.valid('json');
+    const agent = agentFor(c);
+    await (approved ? agent.approve(sessionId, toolCallId, reason) : agent.deny(sessionId, toolCallId, reason));
+    return c.body(null, 204);
+  });
+
+  app.openapi(interruptRoute, async (c) => {
+    const { sessionId } = c.req.valid('param');
+    const agent = agentFor(c);
+    // Signals cannot be refused by the workflow: check access first, so a stranger gets 403 rather than a silent no-op.
+    await agent.getSession(sessionId);
+    await agent.interrupt(sessionId, c.req.valid('json')?.reason);
+    return c.body(null, 202);
+  });
+
+  app.openapi(endRoute, async (c) => {
+    const { sessionId } = c.req.valid('param');
+    const agent = agentFor(c);
+    const caller = c.get('caller');
+    const view = await agent.getSession(sessionId);
+    const owner = view.owner ?? view.namespace;
+    const isOwner = owner.tenant === caller.tenant && owner.user === caller.user;
+    if (!isOwner && !hasTenantRole(owner.tenant, principalOf(caller), 'admin')) {
+      throw new ProblemError(403, 'NotAuthorized', `Not authorized: ${caller.tenant}/${caller.user} may not end session ${sessionId}; its owner or an admin of its tenant may.`);
+    }
+    await agent.end(sessionId, c.req.valid('json')?.reason);
+    return c.body(null, 202);
+  });
+
+  app.openapi(eventsRoute, async (c) => {
+    const { sessionId } = c.req.valid('param');
+    const { from } = c.req.valid('query');
+    const lastEventId = c.req.valid('header')['last-event-id'];
+    const caller = c.get('caller');
+    const view = await agentFor(c).getSession(sessionId);
+    const owner = view.owner ?? view.namespace;
+    const key = `${caller.tenant}/${caller.user}`;
+    const open = openStreams.get(key) ?? 0;
+    if (open >= limits.streamsPerPrincipal) {
+      throw new ProblemError(429, 'TooManyStreams', `${key} already has ${open} open event streams (at most ${limits.streamsPerPrincipal}); close one first.`, { retryAfterSeconds: 5 });
+    }
+    const fromOffset = lastEventId !== undefined ? Number(lastEventId) + 1 : (from ?? 0);
+    openStreams.set(key, open + 1);
+    return streamSSE(c, async (stream) => {
+      const queue: SessionEvent[] = [];
+      let ended: { error?: unknown } | undefined;
+      let wake: (() => void) | undefined;
+      const unsubscribe = hub.subscribe(sessionId, owner, fromOffset, {
+        event: (e) => {
+          queue.push(e);
+          wake?.();
+        },
+        end: (error) => {
+          ended = { error };
+          wake?.();
+        },
+      });
+      let aborted = false;
+      stream.onAbort(() => {
+        aborted = true;
+        wake?.();
+      });
+      try {
+        while (!aborted) {
+          const e = queue.shift();
+          if (e) {
+            await stream.writeSSE({ id: String(e.offset), event: e.event.type, data: JSON.stringify(e.event) });
+            continue;
+          }
+          if (ended) {
+            if (ended.error) {
+              const p = problemFor(ended.error);
+              await stream.writeSSE({ event: 'problem', data: JSON.stringify({ status: p.status, failureType: p.failureType, detail: p.message }) });
+            } else {
+              await stream.writeSSE({ event: 'end', data: '{}' });
+            }
+            break;
+          }
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, limits.heartbeatMs);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = undefined;
+          if (queue.length === 0 && !ended && !aborted) await stream.write(': keep-alive\n\n');
+        }
+      } finally {
+        unsubscribe();
+        openStreams.set(key, (openStreams.get(key) ?? 1) - 1);
+      }
+    });
+  });
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'durable-agent API', version: '1.0.0', description: 'Sessions, events, confirmations. Errors are RFC 9457 problem details.' },
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'A token from API_TOKENS / API_TOKENS_FILE' });
+  app.get('/healthz', (c) => c.json({ ok: true }));
+
+  return { app, hub };
+}
+
+/** Serves the API on host:port; resolves once it listens. */
+export function listen(app: OpenAPIHono<Env>, port: number, host = '127.0.0.1'): Promise<{ server: ServerType; url: string; close(): Promise<void> }> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch: app.fetch, port, hostname: host }, (info) => {
+      resolve({
+        server,
+        url: `http://${host}:${info.port}`,
+        close: () =>
+          new Promise<void>((r) => {
+            (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+            server.close(() => r());
+          }),
+      });
+    });
+  });
+}

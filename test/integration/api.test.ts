@@ -1,0 +1,368 @@
+import { spawn } from 'node:child_process';
+import { mintToken, TokenBook, type ApiTokenEntry } from '../../api/auth';
+import { createApi, listen } from '../../api/server';
+import type { EventHub } from '../../api/event-hub';
+import { seededRandom } from '../support/memory-fixtures';
+import { probeTools, type ProbeLog } from '../support/probe-tools';
+import { eventually, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+
+/*
+ * The HTTP API over real HTTP, in front of the real stack: a worker, the
+ * scripted model, Temporal. Every route, every error status, SSE resume,
+ * idempotent resend, and randomized cross-principal requests.
+ */
+
+const log: ProbeLog = { runs: [] };
+let env: TestEnv;
+let base: string;
+let hub: EventHub;
+let close: () => Promise<void>;
+const tokens: Record<'ana' | 'bob' | 'boss' | 'eve' | 'admin', string> = { ana: '', bob: '', boss: '', eve: '', admin: '' };
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  env = await startTestEnv({ name: 'api', extraTools: probeTools(log) });
+  const entries: ApiTokenEntry[] = [];
+  const add = (key: keyof typeof tokens, tenant: string, user: string, roles: Array<'user' | 'approver' | 'admin'> = ['user']) => {
+    const { token, entry } = mintToken({ tenant, user, roles });
+    tokens[key] = token;
+    entries.push(entry);
+  };
+  add('ana', 'acme', 'ana');
+  add('bob', 'acme', 'bob');
+  add('boss', 'acme', 'boss', ['approver']);
+  add('admin', 'acme', 'root', ['admin']);
+  add('eve', 'evil', 'eve');
+  const api = createApi({ agent: env.agent, tokens: new TokenBook(entries), limits: { maxBodyBytes: 16 * 1024, streamsPerPrincipal: 3, requestsPerMinute: 100_000 } });
+  hub = api.hub;
+  const server = await listen(api.app, 0);
+  base = server.url;
+  close = server.close;
+});
+
+afterAll(async () => {
+  for (const c of closers) await c().catch(() => undefined);
+  await close?.();
+  await env?.close();
+});
+
+const call = (method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${base}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+
+async function problem(res: Response): Promise<Record<string, unknown>> {
+  expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+interface SseEvent {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+/** Reads SSE events until `until` says stop; returns them and aborts the request. */
+async function readSse(path: string, token: string, until: (e: SseEvent, all: SseEvent[]) => boolean, headers: Record<string, string> = {}, timeoutMs = 30_000): Promise<SseEvent[]> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  const out: SseEvent[] = [];
+  try {
+    const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}`, ...headers }, signal: controller.signal });
+    if (res.status !== 200) throw new Error(`SSE ${path}: ${res.status} ${await res.text()}`);
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return out;
+      buffer += value;
+      let cut: number;
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const e: SseEvent = { data: '' };
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) continue;
+          const [field, ...rest] = line.split(':');
+          const v = rest.join(':').replace(/^ /, '');
+          if (field === 'id') e.id = v;
+          else if (field === 'event') e.event = v;
+          else if (field === 'data') e.data += v;
+        }
+        if (!e.event && !e.data) continue;
+        out.push(e);
+        if (until(e, out)) return out;
+      }
+    }
+  } catch (err) {
+    if (controller.signal.aborted) throw new Error(`SSE ${path} timed out after ${timeoutMs} ms with ${out.map((e) => e.event).join(', ')}`);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+}
+
+const turnDone = (turnId: string) => (e: SseEvent) => e.event === 'turn_completed' && (JSON.parse(e.data) as { turnId: string }).turnId === turnId;
+
+function scriptWipe(sessionId: string): void {
+  env.model.script(
+    [
+      { respond: { kind: 'tool_calls', calls: [{ id: 'call_wipe', name: 'local_wipe', arguments: { confirmText: 'all' } }] } },
+      { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Wiped.' } },
+    ],
+    { lane: sessionId },
+  );
+}
+
+describe('HTTP API', () => {
+  it('serves an OpenAPI 3.1 document generated from the route schemas', async () => {
+    const res = await fetch(`${base}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>>; components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> } };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/v1/sessions/{sessionId}',
+      '/v1/sessions/{sessionId}/end',
+      '/v1/sessions/{sessionId}/events',
+      '/v1/sessions/{sessionId}/interrupt',
+      '/v1/sessions/{sessionId}/messages',
+      '/v1/sessions/{sessionId}/tool-calls/{toolCallId}/decision',
+    ]);
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(JSON.stringify(doc.components.schemas.PostMessage)).toContain('"text"');
+  });
+
+  it('401 without a token or with an unknown one, as problem details', async () => {
+    const none = await call('GET', '/v1/sessions/x', null);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await problem(none)).toMatchObject({ status: 401, failureType: 'NotAuthenticated', type: 'urn:durable-agent:problem:NotAuthenticated', instance: '/v1/sessions/x' });
+    const wrong = await call('GET', '/v1/sessions/x', 'dat_not-a-token');
+    expect(wrong.status).toBe(401);
+    expect(JSON.stringify(await problem(wrong))).not.toContain('dat_not-a-token');
+  });
+
+  it('sends a message (202), streams the turn as SSE with offsets as ids, and reads the session with its version as ETag', async () => {
+    const sessionId = uniqueId('api');
+    env.model.script([{ respond: { kind: 'text', text: 'Hello over HTTP.' } }], { lane: sessionId });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'hi' });
+    expect(res.status).toBe(202);
+    const accepted = (await res.json()) as { sessionId: string; turnId: string; version: number };
+    expect(accepted).toMatchObject({ sessionId, turnId: 'turn-1', version: 1 });
+    const events = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone(accepted.turnId));
+    const offsets = events.map((e) => Number(e.id));
+    expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+    expect(new Set(offsets).size).toBe(offsets.length);
+    const text = events.filter((e) => e.event === 'text_delta').map((e) => (JSON.parse(e.data) as { delta: string }).delta).join('');
+    expect(text).toBe('Hello over HTTP.');
+    const view = await call('GET', `/v1/sessions/${sessionId}`, tokens.ana);
+    expect(view.status).toBe(200);
+    const body = (await view.json()) as { version: number; owner: { user: string } };
+    expect(view.headers.get('etag')).toBe(`"${body.version}"`);
+    expect(body.owner).toMatchObject({ tenant: 'acme', user: 'ana' });
+  });
+
+  it('waitForTurn answers 200 with the finished turn', async () => {
+    const sessionId = uniqueId('api-wait');
+    env.model.script([{ respond: { kind: 'text', text: 'Done waiting.' } }], { lane: sessionId });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'hi', waitForTurn: true });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ turn: { outcome: 'completed', text: 'Done waiting.' } });
+  });
+
+  it('a resend with the same Idempotency-Key returns the first answer and runs no second turn', async () => {
+    const sessionId = uniqueId('api-idem');
+    env.model.script([{ respond: { kind: 'text', text: 'Once.' } }], { lane: sessionId });
+    const first = await (await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'once' }, { 'idempotency-key': 'msg-1' })).json();
+    const again = await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'once' }, { 'idempotency-key': 'msg-1' });
+    expect(again.status).toBe(202);
+    expect(await again.json()).toEqual(first);
+    await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone('turn-1'));
+    expect(env.model.requestsFor(sessionId)).toHaveLength(1);
+    env.model.assertDone(sessionId);
+  });
+
+  it('If-Match with a stale version is 409 with the current version; a malformed one is 422', async () => {
+    const sessionId = uniqueId('api-ver');
+    env.model.script([{ respond: { kind: 'text', text: 'v1.' } }], { lane: sessionId });
+    await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'first', waitForTurn: true });
+    const stale = await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'second' }, { 'if-match': '"0"' });
+    expect(stale.status).toBe(409);
+    expect(await problem(stale)).toMatchObject({ failureType: 'SessionVersionConflict', currentVersion: 1 });
+    const bad = await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'second' }, { 'if-match': 'yesterday' });
+    expect(bad.status).toBe(422);
+    expect((await problem(bad)).detail).toMatch(/If-Match must be a session version/);
+  });
+
+  it('422 names every invalid field; 413 over the body limit; 404 for an unknown session and route', async () => {
+    const invalid = await call('POST', `/v1/sessions/${uniqueId('api')}/messages`, tokens.ana, { text: 5, extra: true, options: { busyPolicy: 'panic' } });
+    expect(invalid.status).toBe(422);
+    const p = await problem(invalid);
+    const paths = (p.errors as Array<{ path: string }>).map((e) => e.path);
+    expect(paths).toEqual(expect.arrayContaining(['json.text', 'json.options.busyPolicy']));
+    expect(p.errors).toEqual(expect.arrayContaining([expect.objectContaining({ message: expect.stringMatching(/extra/) })]));
+    const badId = await call('GET', '/v1/sessions/has%20space', tokens.ana);
+    expect(badId.status).toBe(422);
+    const big = await call('POST', `/v1/sessions/${uniqueId('api')}/messages`, tokens.ana, { text: 'x'.repeat(20_000) });
+    expect(big.status).toBe(413);
+    expect(await problem(big)).toMatchObject({ failureType: 'RequestTooLarge' });
+    const missing = await call('GET', `/v1/sessions/${uniqueId('nobody')}`, tokens.ana);
+    expect(missing.status).toBe(404);
+    expect(await problem(missing)).toMatchObject({ failureType: 'SessionNotFound' });
+    const route = await call('GET', '/v1/nothing-here', tokens.ana);
+    expect(route.status).toBe(404);
+  });
+
+  it('hostile bodies get a problem, never a 500: broken JSON, null, arrays, deep nesting, wrong content type', async () => {
+    const path = `/v1/sessions/${uniqueId('api-hostile')}/messages`;
+    const bodies = ['{', 'null', '[]', '"text"', `{"text":${'['.repeat(5_000)}${']'.repeat(5_000)}}`, '{"text":"hi","__proto__":{"admin":true}}'];
+    for (const body of bodies) {
+      const res = await call('POST', path, tokens.ana, body);
+      expect({ body: body.slice(0, 20), status: res.status }).toEqual({ body: body.slice(0, 20), status: expect.any(Number) });
+      expect([400, 415, 422]).toContain(res.status);
+      expect(await problem(res)).toMatchObject({ status: res.status });
+    }
+    const plain = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${tokens.ana}`, 'content-type': 'text/plain' }, body: 'hi' });
+    expect([400, 415, 422]).toContain(plain.status);
+    expect(await problem(plain)).toMatchObject({ status: plain.status });
+    expect(env.model.requestsFor(path.split('/')[3]!)).toHaveLength(0);
+  });
+
+  it('a held destructive call: a colleague and an outsider get 403, an approver approves (204), the tool runs once', async () => {
+    const sessionId = uniqueId('api-confirm');
+    scriptWipe(sessionId);
+    const { turnId } = (await (await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'wipe my notes' })).json()) as { turnId: string };
+    await eventually(async () => {
+      const v = (await (await call('GET', `/v1/sessions/${sessionId}`, tokens.ana)).json()) as { pendingConfirmations: unknown[] };
+      return v.pendingConfirmations.length > 0;
+    }, 'the confirmation');
+    const path = `/v1/sessions/${sessionId}/tool-calls/call_wipe/decision`;
+    for (const who of [tokens.bob, tokens.eve]) {
+      const refused = await call('POST', path, who, { approved: true });
+      expect(refused.status).toBe(403);
+      expect(await problem(refused)).toMatchObject({ failureType: 'NotAuthorized' });
+    }
+    expect((await call('POST', path, tokens.boss, { approved: true, reason: 'ok' })).status).toBe(204);
+    const events = await readSse(`/v1/sessions/${sessionId}/events`, tokens.boss, turnDone(turnId));
+    expect(events.some((e) => e.event === 'confirmation_decided')).toBe(true);
+    expect(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`))).toHaveLength(1);
+    const unknown = await call('POST', `/v1/sessions/${sessionId}/tool-calls/call_none/decision`, tokens.ana, { approved: false });
+    expect(unknown.status).toBe(404);
+  });
+
+  it('resumes an event stream with Last-Event-ID: the rest, in order, nothing twice', async () => {
+    const sessionId = uniqueId('api-resume');
+    env.model.script([{ respond: { kind: 'text', text: 'One two three four five six seven eight.' } }], { lane: sessionId });
+    const { turnId } = (await (await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'count' })).json()) as { turnId: string };
+    const all = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone(turnId));
+    expect(all.length).toBeGreaterThan(4);
+    const cut = all[2]!;
+    const rest = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone(turnId), { 'last-event-id': cut.id! });
+    expect(rest.map((e) => e.id)).toEqual(all.slice(3).map((e) => e.id));
+    const fromQuery = await readSse(`/v1/sessions/${sessionId}/events?from=${all[1]!.id}`, tokens.ana, turnDone(turnId));
+    expect(fromQuery.map((e) => e.id)).toEqual(all.slice(1).map((e) => e.id));
+  });
+
+  it('many readers of one session share one subscription; a principal may hold at most 3 streams', async () => {
+    const sessionId = uniqueId('api-fan');
+    env.model.script([{ respond: { kind: 'text', text: 'Fan out.' } }], { lane: sessionId });
+    const { turnId } = (await (await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'go' })).json()) as { turnId: string };
+    const opened = hub.subscriptionsOpened;
+    const readers = await Promise.all([tokens.ana, tokens.ana, tokens.boss].map((t) => readSse(`/v1/sessions/${sessionId}/events`, t, turnDone(turnId))));
+    expect(hub.subscriptionsOpened - opened).toBe(1);
+    for (const r of readers) expect(r.map((e) => e.id)).toEqual(readers[0]!.map((e) => e.id));
+    // Three open streams for ana, then a fourth is refused.
+    const controllers = [0, 1, 2].map(() => new AbortController());
+    const open = await Promise.all(controllers.map((c) => fetch(`${base}/v1/sessions/${sessionId}/events`, { headers: { authorization: `Bearer ${tokens.ana}` }, signal: c.signal })));
+    expect(open.map((r) => r.status)).toEqual([200, 200, 200]);
+    const fourth = await call('GET', `/v1/sessions/${sessionId}/events`, tokens.ana);
+    expect(fourth.status).toBe(429);
+    expect(await problem(fourth)).toMatchObject({ failureType: 'TooManyStreams' });
+    // Closing them frees the slots.
+    for (const c of controllers) c.abort();
+    const again = await eventually(async () => {
+      const res = await call('GET', `/v1/sessions/${sessionId}/events`, tokens.ana);
+      if (res.status === 200) return res;
+      await res.body?.cancel();
+      return null;
+    }, 'a stream slot to free up', 5_000);
+    await again.body?.cancel();
+  });
+
+  it('429 with Retry-After past the per-token rate, for that token only', async () => {
+    const a = mintToken({ tenant: 'acme', user: 'ana' });
+    const b = mintToken({ tenant: 'acme', user: 'bob' });
+    const limited = createApi({ agent: env.agent, tokens: new TokenBook([a.entry, b.entry]), limits: { requestsPerMinute: 3 } });
+    const server = await listen(limited.app, 0);
+    closers.push(server.close);
+    const get = (token: string) => fetch(`${server.url}/v1/sessions/${uniqueId('nobody')}`, { headers: { authorization: `Bearer ${token}` } });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await get(a.token)).status);
+    expect(statuses).toEqual([404, 404, 404, 429]);
+    const limitedRes = await get(a.token);
+    expect(Number(limitedRes.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await problem(limitedRes)).toMatchObject({ status: 429, failureType: 'RateLimited' });
+    expect((await get(b.token)).status).toBe(404);
+  });
+
+  it('interrupt and end: the owner may, an outsider gets 403, ending needs the owner or an admin', async () => {
+    const sessionId = uniqueId('api-end');
+    env.model.script([{ respond: { kind: 'text', text: 'Hi.' } }], { lane: sessionId });
+    await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'hi', waitForTurn: true });
+    expect((await call('POST', `/v1/sessions/${sessionId}/interrupt`, tokens.eve, { reason: 'x' })).status).toBe(403);
+    expect((await call('POST', `/v1/sessions/${sessionId}/interrupt`, tokens.ana)).status).toBe(202);
+    expect((await call('POST', `/v1/sessions/${sessionId}/end`, tokens.boss)).status).toBe(403);
+    expect((await call('POST', `/v1/sessions/${sessionId}/end`, tokens.admin, { reason: 'cleanup' })).status).toBe(202);
+  });
+
+  it('1,000 randomized cross-principal requests on another user\'s session: 0 accepted, every answer 403', async () => {
+    const sessionId = uniqueId('api-tenancy');
+    scriptWipe(sessionId);
+    await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'wipe my notes' });
+    await eventually(async () => ((await (await call('GET', `/v1/sessions/${sessionId}`, tokens.ana)).json()) as { pendingConfirmations: unknown[] }).pendingConfirmations.length > 0, 'the confirmation');
+    const random = seededRandom(20261201);
+    const outsiders = [tokens.eve, tokens.bob];
+    const requests: Array<(t: string) => Promise<Response>> = [
+      (t) => call('GET', `/v1/sessions/${sessionId}`, t),
+      (t) => call('POST', `/v1/sessions/${sessionId}/messages`, t, { text: 'let me in' }),
+      (t) => call('POST', `/v1/sessions/${sessionId}/messages`, t, { text: 'let me in', options: { project: 'x' } }, { 'idempotency-key': 'k' }),
+      (t) => call('POST', `/v1/sessions/${sessionId}/tool-calls/call_wipe/decision`, t, { approved: true }),
+      (t) => call('POST', `/v1/sessions/${sessionId}/interrupt`, t),
+      (t) => call('POST', `/v1/sessions/${sessionId}/end`, t),
+      (t) => call('GET', `/v1/sessions/${sessionId}/events`, t),
+    ];
+    const statuses = new Map<number, number>();
+    // One at a time: concurrent updates that the workflow rejects contend for its workflow task
+    // (about 2 s per batch of 10 here), which would measure the server, not the API.
+    for (let i = 0; i < 1_000; i++) {
+      const res = await requests[Math.floor(random() * requests.length)]!(outsiders[Math.floor(random() * outsiders.length)]!);
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      await res.body?.cancel();
+    }
+    expect(Object.fromEntries(statuses)).toEqual({ 403: 1_000 });
+    const view = (await (await call('GET', `/v1/sessions/${sessionId}`, tokens.ana)).json()) as { pendingConfirmations: unknown[]; status: string; version: number };
+    expect(view.pendingConfirmations).toHaveLength(1);
+    expect(view.version).toBe(1);
+    expect(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`))).toHaveLength(0);
+  }, 120_000);
+
+  it('npm run api: the entry point starts from the environment and answers with its tokens', async () => {
+    const { token, entry } = mintToken({ tenant: 'acme', user: 'ana' });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+      env: { ...process.env, API_PORT: '0', API_TOKENS: JSON.stringify([entry]), TEMPORAL_TASK_QUEUE: env.taskQueue },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    closers.push(async () => void child.kill('SIGTERM'));
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const url = await eventually(() => /API on (http:\/\/\S+) /.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null), 'the API to listen', 30_000);
+    const res = await fetch(`${url}/v1/sessions/${uniqueId('nobody')}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(404);
+    expect(out).not.toContain(token);
+  });
+});
