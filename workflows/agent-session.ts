@@ -1,10 +1,11 @@
-import { allHandlersFinished, condition, makeContinueAsNewFunc, patched, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, makeContinueAsNewFunc, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { SessionStatusKey } from './search-attributes';
 import { describeZodError } from './input-guard';
 import { notAuthorized } from './principal';
 import { refuseStart, registerSessionHandlers } from './session-handlers';
 import { archiveSession, ensureSearchAttributes, restoreFromArchive, snapshot } from './session-lifecycle';
 import { SessionMemory } from './session-memory';
-import { SessionRun } from './session-run';
+import { STATUS_SHOWS_APPROVALS, SessionRun } from './session-run';
 import type { CarriedState } from './session-state';
 import { foldEvicted, runTurn } from './session-turn';
 import { SessionOptions, type SessionOptionsInput } from './session-types';
@@ -79,8 +80,17 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
         run.continuing = true;
         run.events.stream.detachPollers();
         await condition(allHandlersFinished);
+        const carried = snapshot(run);
+        if (patched(STATUS_SHOWS_APPROVALS) && run.canUpsertStatus) {
+          // The closed run no longer matches SessionStatus='active'; the next one starts with the real status.
+          upsertSearchAttributes([{ key: SessionStatusKey, value: 'continued' }]);
+          const continueAsNew = makeContinueAsNewFunc<typeof agentSession>({
+            typedSearchAttributes: workflowInfo().typedSearchAttributes.updateCopy([{ key: SessionStatusKey, value: run.status }]),
+          });
+          return continueAsNew({ options: input.options, carried });
+        }
         const continueAsNew = makeContinueAsNewFunc<typeof agentSession>();
-        return continueAsNew({ options: input.options, carried: snapshot(run) });
+        return continueAsNew({ options: input.options, carried });
       }
       continue;
     }

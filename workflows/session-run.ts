@@ -1,4 +1,4 @@
-import { ApplicationFailure, type CancellationScope, condition, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, type CancellationScope, condition, patched, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { EventEmitter } from './event-emitter';
 import { FailureType } from './failure-types';
 import type { Decision } from './react-turn';
@@ -36,6 +36,9 @@ export interface RunningTurn {
  * makes (status changes, interrupts, waiting for a turn's result). The
  * handlers, the turn runner, memory steps and the lifecycle each take it.
  */
+/** Patch id: SessionStatus shows `awaiting_approval`, and a run closed by continue-as-new shows `continued`. */
+export const STATUS_SHOWS_APPROVALS = 'status-shows-approvals';
+
 export class SessionRun {
   readonly sessionId: string;
   status: SessionStatus;
@@ -138,6 +141,18 @@ export class SessionRun {
 
   emitStatus(reason?: string): void {
     this.events.emit({ type: 'status_change', status: this.status, activity: this.activity, turnId: this.running?.turnId, reason });
+  }
+
+  /**
+   * SessionStatus says `awaiting_approval` while a call waits for a person,
+   * and the memo shows how many (`pendingApprovals`), so the Web UI's list can
+   * filter the sessions that need someone. Runs from before the patch do not.
+   */
+  notePendingApprovals(): void {
+    if (!patched(STATUS_SHOWS_APPROVALS)) return;
+    const waiting = this.pending.size;
+    if (this.canUpsertStatus) upsertSearchAttributes([{ key: SessionStatusKey, value: waiting > 0 ? 'awaiting_approval' : this.status }]);
+    upsertMemo({ pendingApprovals: waiting });
   }
 
   setStatus(next: SessionStatus, reason?: string): void {

@@ -23,6 +23,7 @@ async function awaitDecision(run: SessionRun, confirmation: PendingConfirmation)
   run.counters.confirmationsRequested += 1;
   events.emit({ type: 'confirmation_required', confirmation });
   run.setActivity('awaiting_confirmation');
+  run.notePendingApprovals();
   try {
     const decision = await waitForDecision(() => run.decisions.get(confirmation.toolCallId), run.options.limits.confirmationTimeoutMs);
     events.emit({
@@ -42,6 +43,7 @@ async function awaitDecision(run: SessionRun, confirmation: PendingConfirmation)
   } finally {
     run.pending.delete(confirmation.toolCallId);
     run.decisions.delete(confirmation.toolCallId);
+    run.notePendingApprovals();
     if (run.pending.size === 0 && run.activity === 'awaiting_confirmation') run.setActivity('running_tools');
   }
 }

@@ -3,7 +3,7 @@ import type { ScenarioContext } from '../scenario';
 import { defineScenario } from '../scenario';
 
 /** Sends turns until the session continues as new (maxHistoryEvents is at its minimum, 200); returns the first run's id. */
-async function turnsUntilContinuedAsNew(ctx: ScenarioContext): Promise<{ firstRunId: string; nextRunId: string }> {
+export async function turnsUntilContinuedAsNew(ctx: ScenarioContext): Promise<{ firstRunId: string; nextRunId: string }> {
   const handle = ctx.env.client.workflow.getHandle(workflowIdFor(ctx.sessionId));
   let firstRunId = '';
   for (let i = 1; i <= 40; i++) {
