@@ -122,3 +122,59 @@ export const endRoute = createRoute({
   request: { params: SessionIdParam, body: { required: false, content: { 'application/json': { schema: ReasonBody } } } },
   responses: { 202: { description: 'End sent' }, ...problemResponses(401, 403, 404, 422, 429, 503, 504) },
 });
+
+export const SessionSummary = z
+  .object({
+    sessionId: z.string(),
+    tenant: z.string(),
+    user: z.string(),
+    status: z.string().describe('SessionStatus: created, active, awaiting_approval, ...'),
+    pendingApprovals: z.number().int(),
+    version: z.number().int().optional(),
+    lastTurn: z.string().optional(),
+    startedAt: z.string(),
+  })
+  .openapi('SessionSummary');
+
+export const listSessionsRoute = createRoute({
+  method: 'get',
+  path: '/v1/sessions',
+  summary: 'Running sessions the caller may read, newest first; sessions waiting for approval first',
+  security,
+  request: {
+    query: z.object({
+      user: z.string().min(1).max(128).optional().openapi({ description: 'Only this user\'s sessions (approvers and admins; a user sees only their own anyway)' }),
+      status: z.string().regex(/^[a-z_]{1,32}$/).optional().openapi({ description: 'Only sessions whose SessionStatus is this, e.g. awaiting_approval' }),
+      limit: z.coerce.number().int().min(1).max(200).default(50),
+    }),
+  },
+  responses: {
+    200: { description: 'Sessions', content: { 'application/json': { schema: z.object({ sessions: z.array(SessionSummary) }) } } },
+    ...problemResponses(401, 422, 429, 503),
+  },
+});
+
+export const PendingApproval = z
+  .object({
+    sessionId: z.string(),
+    tenant: z.string(),
+    user: z.string(),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    risk: z.string(),
+    requestedAt: z.string().optional(),
+    confirmation: z.record(z.string(), z.unknown()).describe('The whole pending confirmation, as confirmation_required carries it'),
+  })
+  .openapi('PendingApproval');
+
+export const approvalsRoute = createRoute({
+  method: 'get',
+  path: '/v1/approvals',
+  summary: 'The approvals inbox: calls held for a person, in the sessions the caller may decide (their own; their tenant\'s as approver or admin)',
+  security,
+  request: { query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }) },
+  responses: {
+    200: { description: 'Pending approvals', content: { 'application/json': { schema: z.object({ approvals: z.array(PendingApproval) }) } } },
+    ...problemResponses(401, 422, 429, 503),
+  },
+});

@@ -9,7 +9,9 @@ import { hasTenantRole, type Principal } from '../workflows/principal';
 import type { ApiTokenEntry, TokenBook } from './auth';
 import { EventHub } from './event-hub';
 import { ProblemError, problemFor, sendProblem } from './problem';
-import { decideRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, postMessageRoute } from './routes';
+import { approvalsRoute, decideRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
+import { SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
+import { workflowIdFor } from '../workflows/messages';
 
 export interface ApiLimits {
   /** Largest request body, in bytes (413 above). */
@@ -249,6 +251,57 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
         openStreams.set(key, (openStreams.get(key) ?? 1) - 1);
       }
     });
+  });
+
+  /** A visibility query's string literal: the values come from tokens and validated query strings, quoted anyway. */
+  const literal = (v: string) => `"${v.replace(/["\\]/g, '')}"`;
+  const SESSION_PREFIX = workflowIdFor('');
+
+  /** Running sessions the caller may read (own; the tenant's for approvers and admins), waiting-for-approval first. */
+  const listVisible = async (caller: ApiTokenEntry, filter: { user?: string; status?: string; limit: number }) => {
+    const decides = hasTenantRole(caller.tenant, principalOf(caller), 'approver');
+    const user = decides ? filter.user : caller.user;
+    const clauses = [`WorkflowType = "agentSession"`, `ExecutionStatus = "Running"`, `SessionTenant = ${literal(caller.tenant)}`];
+    if (user) clauses.push(`SessionUser = ${literal(user)}`);
+    if (filter.status) clauses.push(`SessionStatus = ${literal(filter.status)}`);
+    const out = [];
+    for await (const info of options.agent.client.workflow.list({ query: clauses.join(' AND '), pageSize: Math.min(filter.limit, 100) })) {
+      if (!info.workflowId.startsWith(SESSION_PREFIX)) continue;
+      const memo = (info.memo ?? {}) as { version?: unknown; lastTurn?: unknown; pendingApprovals?: unknown };
+      out.push({
+        sessionId: info.workflowId.slice(SESSION_PREFIX.length),
+        tenant: info.typedSearchAttributes.get(SessionTenantKey) ?? caller.tenant,
+        user: info.typedSearchAttributes.get(SessionUserKey) ?? '',
+        status: info.typedSearchAttributes.get(SessionStatusKey) ?? 'unknown',
+        pendingApprovals: typeof memo.pendingApprovals === 'number' ? memo.pendingApprovals : 0,
+        ...(typeof memo.version === 'number' ? { version: memo.version } : {}),
+        ...(typeof memo.lastTurn === 'string' ? { lastTurn: memo.lastTurn } : {}),
+        startedAt: info.startTime.toISOString(),
+      });
+      if (out.length >= filter.limit) break;
+    }
+    return out.sort((a, b) => Number(b.status === 'awaiting_approval') - Number(a.status === 'awaiting_approval'));
+  };
+
+  app.openapi(listSessionsRoute, async (c) => {
+    const query = c.req.valid('query');
+    return c.json({ sessions: await listVisible(c.get('caller'), query) }, 200);
+  });
+
+  app.openapi(approvalsRoute, async (c) => {
+    const { limit } = c.req.valid('query');
+    const caller = c.get('caller');
+    const agent = agentFor(c);
+    const waiting = await listVisible(caller, { status: 'awaiting_approval', limit });
+    const approvals = [];
+    for (const s of waiting) {
+      // The list is eventually consistent; the session itself says what is pending now.
+      const view = await agent.getSession(s.sessionId).catch(() => undefined);
+      for (const p of view?.pendingConfirmations ?? []) {
+        approvals.push({ sessionId: s.sessionId, tenant: s.tenant, user: s.user, toolCallId: p.toolCallId, toolName: p.toolName, risk: p.risk, ...(p.requestedAt ? { requestedAt: p.requestedAt } : {}), confirmation: p as unknown as Record<string, unknown> });
+      }
+    }
+    return c.json({ approvals: approvals.slice(0, limit) }, 200);
   });
 
   app.doc31('/openapi.json', {

@@ -125,6 +125,8 @@ describe('HTTP API', () => {
     const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>>; components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> } };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual([
+      '/v1/approvals',
+      '/v1/sessions',
       '/v1/sessions/{sessionId}',
       '/v1/sessions/{sessionId}/end',
       '/v1/sessions/{sessionId}/events',
@@ -252,6 +254,39 @@ describe('HTTP API', () => {
     expect(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`))).toHaveLength(1);
     const unknown = await call('POST', `/v1/sessions/${sessionId}/tool-calls/call_none/decision`, tokens.ana, { approved: false });
     expect(unknown.status).toBe(404);
+  });
+
+  it('lists sessions a caller may read, and an approvals inbox: the held call shows as awaiting_approval to the owner and a tenant approver only, and is approved from there once', async () => {
+    const sessionId = uniqueId('api-inbox');
+    scriptWipe(sessionId);
+    const { turnId } = (await (await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'wipe my notes' })).json()) as { turnId: string };
+    type Inbox = { approvals: Array<{ sessionId: string; toolCallId: string; toolName: string; user: string }> };
+    const inboxOf = async (token: string) => ((await (await call('GET', '/v1/approvals', token)).json()) as Inbox).approvals.filter((a) => a.sessionId === sessionId);
+    const held = await eventually(async () => {
+      const items = await inboxOf(tokens.boss);
+      return items.length > 0 ? items : null;
+    }, 'the call in the approver\'s inbox');
+    expect(held).toEqual([expect.objectContaining({ toolCallId: 'call_wipe', toolName: 'local_wipe', user: 'ana' })]);
+    expect(await inboxOf(tokens.ana)).toHaveLength(1);
+    expect(await inboxOf(tokens.bob)).toEqual([]);
+    expect(await inboxOf(tokens.eve)).toEqual([]);
+    type Listing = { sessions: Array<{ sessionId: string; status: string; pendingApprovals: number; user: string }> };
+    const listed = ((await (await call('GET', '/v1/sessions?status=awaiting_approval', tokens.boss)).json()) as Listing).sessions.find((x) => x.sessionId === sessionId);
+    expect(listed).toMatchObject({ status: 'awaiting_approval', pendingApprovals: 1, user: 'ana' });
+    // A user sees only their own sessions; someone of another tenant sees none of them.
+    const bobs = ((await (await call('GET', '/v1/sessions?user=ana', tokens.bob)).json()) as Listing).sessions;
+    expect(bobs.every((x) => x.user === 'bob')).toBe(true);
+    const eves = ((await (await call('GET', '/v1/sessions', tokens.eve)).json()) as Listing).sessions;
+    expect(eves.some((x) => x.sessionId === sessionId)).toBe(false);
+    expect((await call('POST', `/v1/sessions/${sessionId}/tool-calls/${held[0]!.toolCallId}/decision`, tokens.boss, { approved: true })).status).toBe(204);
+    await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone(turnId));
+    expect(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`))).toHaveLength(1);
+    await eventually(async () => ((await inboxOf(tokens.boss)).length === 0 ? true : null), 'the inbox to empty');
+    const after = await eventually(async () => {
+      const l = ((await (await call('GET', '/v1/sessions', tokens.ana)).json()) as Listing).sessions.find((x) => x.sessionId === sessionId);
+      return l && l.status !== 'awaiting_approval' ? l : null;
+    }, 'the status to leave awaiting_approval');
+    expect(after).toMatchObject({ status: 'active', pendingApprovals: 0 });
   });
 
   it('resumes an event stream with Last-Event-ID: the rest, in order, nothing twice', async () => {
