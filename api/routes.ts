@@ -178,3 +178,68 @@ export const approvalsRoute = createRoute({
     ...problemResponses(401, 422, 429, 503),
   },
 });
+
+const UserParams = z.object({
+  tenant: z.string().min(1).max(128).openapi({ param: { name: 'tenant', in: 'path' }, example: 'acme' }),
+  user: z.string().min(1).max(128).openapi({ param: { name: 'user', in: 'path' }, example: 'ana' }),
+});
+
+const MemoryStatus = z.enum(['active', 'superseded', 'expired', 'deleted']);
+
+export const MemoryItem = z
+  .object({
+    id: z.string(),
+    kind: z.enum(['fact', 'preference', 'intent']),
+    status: MemoryStatus,
+    text: z.string(),
+    key: z.string().optional(),
+    value: z.string().optional(),
+    statement: z.string().optional(),
+    polarity: z.enum(['prefers', 'avoids']).optional(),
+    weight: z.number().optional(),
+    origin: z.enum(['user', 'tool_confirmed']),
+    sessionId: z.string(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    expiresAt: z.string(),
+  })
+  .openapi('Memory');
+
+export const listMemoriesRoute = createRoute({
+  method: 'get',
+  path: '/v1/users/{tenant}/{user}/memories',
+  summary: 'A user\'s memories (that user, or an admin of the tenant); superseded, expired and deleted ones on request are the audit trail',
+  security,
+  request: {
+    params: UserParams,
+    query: z.object({
+      status: z
+        .string()
+        .regex(/^(active|superseded|expired|deleted)(,(active|superseded|expired|deleted))*$/)
+        .optional()
+        .openapi({ description: 'Comma-separated statuses; default active' }),
+      kind: z.enum(['fact', 'preference', 'intent']).optional(),
+      q: z.string().min(1).max(200).optional().openapi({ description: 'Only memories whose text contains this (case-insensitive)' }),
+      limit: z.coerce.number().int().min(1).max(500).default(100),
+    }),
+  },
+  responses: {
+    200: { description: 'Memories', content: { 'application/json': { schema: z.object({ memories: z.array(MemoryItem), malformed: z.number().int() }) } } },
+    ...problemResponses(401, 403, 422, 429, 503, 504),
+  },
+});
+
+export const deleteMemoryRoute = createRoute({
+  method: 'delete',
+  path: '/v1/users/{tenant}/{user}/memories/{memoryId}',
+  summary: 'Delete one memory (the audit trail keeps what it was)',
+  security,
+  request: {
+    params: UserParams.extend({ memoryId: z.string().regex(/^mem_[0-9a-f]{6,64}$/).openapi({ param: { name: 'memoryId', in: 'path' }, example: 'mem_1a2b3c4d' }) }),
+    body: { required: false, content: { 'application/json': { schema: ReasonBody } } },
+  },
+  responses: {
+    200: { description: 'Deleted (the memory as it was)', content: { 'application/json': { schema: z.object({ deleted: z.literal(true), memory: MemoryItem.optional() }) } } },
+    ...problemResponses(401, 403, 404, 422, 429, 503, 504),
+  },
+});

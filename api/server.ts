@@ -9,7 +9,7 @@ import { hasTenantRole, type Principal } from '../workflows/principal';
 import type { ApiTokenEntry, TokenBook } from './auth';
 import { EventHub } from './event-hub';
 import { ProblemError, problemFor, sendProblem } from './problem';
-import { approvalsRoute, decideRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
+import { approvalsRoute, decideRoute, deleteMemoryRoute, listMemoriesRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
 import { SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
 import { workflowIdFor } from '../workflows/messages';
 
@@ -261,7 +261,8 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
   const listVisible = async (caller: ApiTokenEntry, filter: { user?: string; status?: string; limit: number }) => {
     const decides = hasTenantRole(caller.tenant, principalOf(caller), 'approver');
     const user = decides ? filter.user : caller.user;
-    const clauses = [`WorkflowType = "agentSession"`, `ExecutionStatus = "Running"`, `SessionTenant = ${literal(caller.tenant)}`];
+    // Sessions of this API's task queue only: the ones its workers run.
+    const clauses = [`WorkflowType = "agentSession"`, `ExecutionStatus = "Running"`, `TaskQueue = ${literal(options.agent.taskQueue)}`, `SessionTenant = ${literal(caller.tenant)}`];
     if (user) clauses.push(`SessionUser = ${literal(user)}`);
     if (filter.status) clauses.push(`SessionStatus = ${literal(filter.status)}`);
     const out = [];
@@ -294,14 +295,32 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     const agent = agentFor(c);
     const waiting = await listVisible(caller, { status: 'awaiting_approval', limit });
     const approvals = [];
-    for (const s of waiting) {
-      // The list is eventually consistent; the session itself says what is pending now.
-      const view = await agent.getSession(s.sessionId).catch(() => undefined);
-      for (const p of view?.pendingConfirmations ?? []) {
+    // The list is eventually consistent; each session says what is pending now (asked together, so one slow session costs one call timeout, not one each).
+    const views = await Promise.all(waiting.map((s) => agent.getSession(s.sessionId).catch(() => undefined)));
+    for (const [i, s] of waiting.entries()) {
+      for (const p of views[i]?.pendingConfirmations ?? []) {
         approvals.push({ sessionId: s.sessionId, tenant: s.tenant, user: s.user, toolCallId: p.toolCallId, toolName: p.toolName, risk: p.risk, ...(p.requestedAt ? { requestedAt: p.requestedAt } : {}), confirmation: p as unknown as Record<string, unknown> });
       }
     }
     return c.json({ approvals: approvals.slice(0, limit) }, 200);
+  });
+
+  app.openapi(listMemoriesRoute, async (c) => {
+    const { tenant, user } = c.req.valid('param');
+    const { status, kind, q, limit } = c.req.valid('query');
+    const statuses = status ? ([...new Set(status.split(','))] as Array<'active' | 'superseded' | 'expired' | 'deleted'>) : undefined;
+    const result = await agentFor(c).listMemories({ namespace: { tenant, user }, ...(statuses ? { statuses } : {}), ...(kind ? { kinds: [kind] } : {}), limit });
+    const needle = q?.toLocaleLowerCase();
+    const memories = needle ? result.memories.filter((m) => m.text.toLocaleLowerCase().includes(needle)) : result.memories;
+    return c.json({ memories, malformed: result.malformed }, 200);
+  });
+
+  app.openapi(deleteMemoryRoute, async (c) => {
+    const { tenant, user, memoryId } = c.req.valid('param');
+    const reason = c.req.valid('json')?.reason;
+    const result = await agentFor(c).deleteMemory({ namespace: { tenant, user }, memoryId, ...(reason ? { reason } : {}) });
+    if (!result.deleted) throw new ProblemError(404, 'MemoryNotFound', `No active memory ${memoryId} for ${tenant}/${user}.`);
+    return c.json({ deleted: true as const, ...(result.memory ? { memory: result.memory } : {}) }, 200);
   });
 
   app.doc31('/openapi.json', {

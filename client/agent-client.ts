@@ -144,7 +144,8 @@ function translate(err: unknown, sessionId: string): never {
  */
 export class AgentClient {
   readonly client: Client;
-  private readonly taskQueue: string;
+  /** The task queue this client starts sessions on (its workers poll it). */
+  readonly taskQueue: string;
   private readonly searchAttributes: boolean;
   private readonly deadline: CallDeadline;
   private readonly options: AgentClientOptions;

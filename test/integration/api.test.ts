@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { mintToken, TokenBook, type ApiTokenEntry } from '../../api/auth';
 import { createApi, listen } from '../../api/server';
 import type { EventHub } from '../../api/event-hub';
-import { seededRandom } from '../support/memory-fixtures';
+import { DAY, fact, seededRandom, userSource } from '../support/memory-fixtures';
+import { MemoryRepository } from '../../activities/memory/memory-repository';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
 import { eventually, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 
@@ -133,6 +134,8 @@ describe('HTTP API', () => {
       '/v1/sessions/{sessionId}/interrupt',
       '/v1/sessions/{sessionId}/messages',
       '/v1/sessions/{sessionId}/tool-calls/{toolCallId}/decision',
+      '/v1/users/{tenant}/{user}/memories',
+      '/v1/users/{tenant}/{user}/memories/{memoryId}',
     ]);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(JSON.stringify(doc.components.schemas.PostMessage)).toContain('"text"');
@@ -352,6 +355,45 @@ describe('HTTP API', () => {
     expect((await call('POST', `/v1/sessions/${sessionId}/interrupt`, tokens.ana)).status).toBe(202);
     expect((await call('POST', `/v1/sessions/${sessionId}/end`, tokens.boss)).status).toBe(403);
     expect((await call('POST', `/v1/sessions/${sessionId}/end`, tokens.admin, { reason: 'cleanup' })).status).toBe(202);
+  });
+
+  it('memories: the user and a tenant admin list, search and delete them, the audit trail keeps the deleted one; others get 403', async () => {
+    const user = uniqueId('memuser');
+    const now = new Date();
+    const repo = new MemoryRepository(env.db);
+    await repo.ensureIndexes();
+    const scoped = repo.forNamespace({ tenant: 'acme', user });
+    const common = { source: userSource('s-1', 'turn-1'), statedAt: now, expiresAt: new Date(now.getTime() + 30 * DAY) };
+    await scoped.writeFact(fact('home city', 'Lisbon', common), { actor: { by: 'import' }, now });
+    await scoped.writeFact(fact('team', 'platform', common), { actor: { by: 'import' }, now });
+    const { token, entry } = mintToken({ tenant: 'acme', user });
+    const own = createApi({ agent: env.agent, tokens: new TokenBook([entry]) });
+    const server = await listen(own.app, 0);
+    closers.push(server.close);
+    const at = (path: string, init: RequestInit = {}, who = token) =>
+      fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${who}`, ...(init.body ? { 'content-type': 'application/json' } : {}), ...(init.headers ?? {}) } });
+    type List = { memories: Array<{ id: string; text: string; status: string }> };
+    const mine = (await (await at(`/v1/users/acme/${user}/memories`)).json()) as List;
+    expect(mine.memories.map((m) => m.text).sort()).toEqual(["The user's home city is Lisbon.", "The user's team is platform."]);
+    const searched = (await (await at(`/v1/users/acme/${user}/memories?q=LISBON`)).json()) as List;
+    expect(searched.memories.map((m) => m.text)).toEqual(["The user's home city is Lisbon."]);
+    for (const who of [tokens.ana, tokens.boss, tokens.eve]) {
+      const refused = await call('GET', `/v1/users/acme/${user}/memories`, who);
+      expect(refused.status).toBe(403);
+      expect(await problem(refused)).toMatchObject({ failureType: 'NotAuthorized' });
+    }
+    const byAdmin = await call('GET', `/v1/users/acme/${user}/memories`, tokens.admin);
+    expect(byAdmin.status).toBe(200);
+    const target = searched.memories[0]!;
+    expect((await call('DELETE', `/v1/users/acme/${user}/memories/${target.id}`, tokens.eve)).status).toBe(403);
+    const deleted = await at(`/v1/users/acme/${user}/memories/${target.id}`, { method: 'DELETE', body: JSON.stringify({ reason: 'moved' }) });
+    expect(deleted.status).toBe(200);
+    expect(await deleted.json()).toMatchObject({ deleted: true, memory: { id: target.id } });
+    const again = await at(`/v1/users/acme/${user}/memories/${target.id}`, { method: 'DELETE' });
+    expect(again.status).toBe(404);
+    const trail = (await (await at(`/v1/users/acme/${user}/memories?status=deleted`)).json()) as List;
+    expect(trail.memories.map((m) => [m.id, m.status])).toEqual([[target.id, 'deleted']]);
+    expect((await at(`/v1/users/acme/${user}/memories/not-an-id`, { method: 'DELETE' })).status).toBe(422);
   });
 
   it('1,000 randomized cross-principal requests on another user\'s session: 0 accepted, every answer 403', async () => {
