@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mintToken, TokenBook, type ApiTokenEntry } from '../../api/auth';
 import { createApi, listen } from '../../api/server';
+import { readSseEvents, type SseEvent } from '../../api/sse-reader';
 import type { EventHub } from '../../api/event-hub';
 import { DAY, fact, seededRandom, userSource } from '../support/memory-fixtures';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
@@ -59,12 +60,6 @@ async function problem(res: Response): Promise<Record<string, unknown>> {
   return (await res.json()) as Record<string, unknown>;
 }
 
-interface SseEvent {
-  id?: string;
-  event?: string;
-  data: string;
-}
-
 /** Reads SSE events until `until` says stop; returns them and aborts the request. */
 async function readSse(path: string, token: string, until: (e: SseEvent, all: SseEvent[]) => boolean, headers: Record<string, string> = {}, timeoutMs = 30_000): Promise<SseEvent[]> {
   const controller = new AbortController();
@@ -74,30 +69,11 @@ async function readSse(path: string, token: string, until: (e: SseEvent, all: Ss
     const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}`, ...headers }, signal: controller.signal });
     if (res.status !== 200) throw new Error(`SSE ${path}: ${res.status} ${await res.text()}`);
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return out;
-      buffer += value;
-      let cut: number;
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const e: SseEvent = { data: '' };
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) continue;
-          const [field, ...rest] = line.split(':');
-          const v = rest.join(':').replace(/^ /, '');
-          if (field === 'id') e.id = v;
-          else if (field === 'event') e.event = v;
-          else if (field === 'data') e.data += v;
-        }
-        if (!e.event && !e.data) continue;
-        out.push(e);
-        if (until(e, out)) return out;
-      }
+    for await (const e of readSseEvents(res.body!)) {
+      out.push(e);
+      if (until(e, out)) return out;
     }
+    return out;
   } catch (err) {
     if (controller.signal.aborted) throw new Error(`SSE ${path} timed out after ${timeoutMs} ms with ${out.map((e) => e.event).join(', ')}`);
     throw err;
