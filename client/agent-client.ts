@@ -407,15 +407,22 @@ export class AgentClient {
       for (;;) {
         // An idle session may stay quiet for long; the reader waits as long as the server answers.
         let next: IteratorResult<{ offset: number; data: unknown }>;
+        // One controller per poll, linked to `polls` while it runs: the SDK adds an abort listener per
+        // call and never removes it, so a reader that lives for hours must not hand it one long-lived signal.
+        const poll = new AbortController();
+        const cancelPoll = () => poll.abort();
+        polls.signal.addEventListener('abort', cancelPoll, { once: true });
         try {
           next = await this.deadline.whileAlive(
             `reading events of session ${sessionId}`,
-            this.client.withAbortSignal(polls.signal, () => items.next()),
+            this.client.withAbortSignal(poll.signal, () => items.next()),
           );
         } catch (err) {
           abandoned = true;
           polls.abort();
           throw err;
+        } finally {
+          polls.signal.removeEventListener('abort', cancelPoll);
         }
         if (next.done) return;
         const item = next.value;
