@@ -50,12 +50,16 @@ describe('local_calculate bounds its work before computing', () => {
     ['many huge integer divisions', `${'7^999/3^999+'.repeat(83)}1`, /needs more work than the calculator allows/],
   ])('rejects %s well within the 0.5 s the issue saw it block, as invalid input naming the limit', async (_what, expression, message) => {
     expect(expression.length).toBeLessThanOrEqual(1000);
-    const result = await timed(expression);
-    expect(result.ok).toBe(false);
-    if (result.ok) return;
-    expect(result.error.name).toBe('ToolInputError');
-    expect(result.error.message).toMatch(message);
-    expect(result.ms).toBeLessThan(250);
+    // Three tries, the fastest judged: alone each takes about 1 ms, and one try on a loaded CI
+    // machine can lose a few hundred ms to a GC pause or a busy core without the work being unbounded.
+    const tries = [await timed(expression), await timed(expression), await timed(expression)];
+    for (const result of tries) {
+      expect(result.ok).toBe(false);
+      if (result.ok) return;
+      expect(result.error.name).toBe('ToolInputError');
+      expect(result.error.message).toMatch(message);
+    }
+    expect(Math.min(...tries.map((t) => t.ms))).toBeLessThan(250);
   });
 
   it('still computes ordinary and large-but-allowed expressions', async () => {
