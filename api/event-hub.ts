@@ -1,4 +1,4 @@
-import type { AgentClient, SessionEvent } from '../client';
+import { TruncatedOffsetError, type AgentClient, type SessionEvent } from '../client';
 import type { Principal } from '../workflows/principal';
 
 /** What a reader of the hub is told. */
@@ -24,6 +24,8 @@ class SessionFeed {
   endError: unknown;
   private linger: NodeJS.Timeout | undefined;
   private iterator: AsyncGenerator<SessionEvent> | undefined;
+  /** Stops the read at once, even mid long-poll (a generator's return() would wait for it). */
+  private readonly stopReading = new AbortController();
 
   constructor(
     private readonly reader: AgentClient,
@@ -32,7 +34,7 @@ class SessionFeed {
   ) {}
 
   start(): void {
-    this.iterator = this.reader.events(this.sessionId, { fromOffset: 0 });
+    this.iterator = this.reader.events(this.sessionId, { fromOffset: 0, signal: this.stopReading.signal });
     void this.pump();
   }
 
@@ -74,7 +76,12 @@ class SessionFeed {
 
   remove(listener: FeedListener): void {
     this.listeners.delete(listener);
-    if (this.listeners.size === 0 && !this.ended) {
+    this.lingerIfIdle();
+  }
+
+  /** With nobody listening, closes after the linger time (unless someone comes back). */
+  lingerIfIdle(): void {
+    if (this.listeners.size === 0 && !this.ended && !this.linger) {
       // A reader reconnecting (a page reload) finds the feed still running.
       this.linger = setTimeout(() => this.close(), LINGER_MS);
       this.linger.unref?.();
@@ -85,7 +92,7 @@ class SessionFeed {
     if (this.linger) clearTimeout(this.linger);
     this.linger = undefined;
     this.onClose();
-    void this.iterator?.return(undefined).catch(() => undefined);
+    this.stopReading.abort();
   }
 }
 
@@ -95,6 +102,11 @@ export class EventHub {
   subscriptionsOpened = 0;
 
   constructor(private readonly agent: AgentClient) {}
+
+  /** Stops every feed (their pending polls are cancelled): call before closing the Temporal connection. */
+  close(): void {
+    for (const feed of [...this.feeds.values()]) feed.close();
+  }
 
   /** Feeds currently open (sessions someone watches, or watched within the linger time). */
   get openFeeds(): number {
@@ -117,15 +129,30 @@ export class EventHub {
       feed.start();
     }
     const f = feed;
+    // The feed reads from the earliest event the session keeps: an offset before its first one is gone.
+    const earliest = f.firstOffset;
+    if (fromOffset > 0 && earliest !== undefined && fromOffset < earliest) {
+      f.lingerIfIdle();
+      throw new TruncatedOffsetError(sessionId, fromOffset, earliest);
+    }
     // Replay what the buffer holds from the asked offset, then stay for live events (in order, no duplicates).
     let last = fromOffset - 1;
+    let stopped = false;
     const forward: FeedListener = {
       event: (e) => {
-        if (e.offset <= last) return;
+        if (stopped || e.offset <= last) return;
+        if (fromOffset > 0 && last === fromOffset - 1 && e.offset > fromOffset) {
+          // The first event the feed has for this reader is later than asked: the ones between are gone.
+          stopped = true;
+          listener.end(new TruncatedOffsetError(sessionId, fromOffset, e.offset));
+          return;
+        }
         last = e.offset;
         listener.event(e);
       },
-      end: (error) => listener.end(error),
+      end: (error) => {
+        if (!stopped) listener.end(error);
+      },
     };
     for (const e of f.buffer) forward.event(e);
     f.add(forward);

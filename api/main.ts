@@ -42,10 +42,14 @@ async function main(): Promise<void> {
     dataConverter: dataConverterFor(config.encryption),
     ...temporalTransportOptions(config.temporal),
   });
-  const { app } = createApi({ agent, tokens: settings.tokens, limits: settings.limits, log: (line) => process.stderr.write(`${line}\n`) });
+  const { app, hub } = createApi({ agent, tokens: settings.tokens, limits: settings.limits, log: (line) => process.stderr.write(`${line}\n`) });
   const server = await listen(app, settings.port, settings.host);
   process.stdout.write(`durable-agent API on ${server.url} (OpenAPI: ${server.url}/openapi.json), Temporal ${config.temporal.address}, task queue ${config.temporal.taskQueue}\n`);
-  const stop = () => void server.close().then(() => process.exit(0));
+  const stop = () =>
+    void server.close().then(() => {
+      hub.close();
+      process.exit(0);
+    });
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }

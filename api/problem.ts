@@ -9,6 +9,7 @@ import {
   SessionVersionConflictError,
   TemporalCallTimeoutError,
   TemporalUnreachableError,
+  TruncatedOffsetError,
 } from '../client/errors';
 
 /** RFC 9457 problem details, with our failure type and the fields a client acts on. */
@@ -22,6 +23,7 @@ export const Problem = z.object({
   currentVersion: z.number().int().optional().describe('On 409: the session version now'),
   errors: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('On 422: every invalid field'),
   retryAfterSeconds: z.number().optional(),
+  earliestOffset: z.number().int().optional().describe('On 410 TruncatedOffset: the first event offset the session still keeps'),
 });
 export type Problem = z.infer<typeof Problem>;
 
@@ -31,6 +33,7 @@ const TITLES: Record<number, string> = {
   403: 'Not authorized',
   404: 'Not found',
   409: 'Conflict',
+  410: 'Gone',
   413: 'Request too large',
   415: 'Unsupported media type',
   422: 'Invalid input',
@@ -79,6 +82,7 @@ export function problemFor(err: unknown): ProblemError {
     const type = err.failureType ?? 'SessionInputInvalid';
     return new ProblemError(type === 'ConfirmationUnknown' ? 404 : 422, type, err.message);
   }
+  if (err instanceof TruncatedOffsetError) return new ProblemError(410, 'TruncatedOffset', err.message, { earliestOffset: err.earliestOffset });
   if (err instanceof TemporalUnreachableError) return new ProblemError(503, 'TemporalUnreachable', err.message);
   if (err instanceof TemporalCallTimeoutError) return new ProblemError(504, 'TemporalCallTimeout', err.message);
   return new ProblemError(500, 'Internal', 'The server failed to handle the request; it was logged.');

@@ -91,8 +91,12 @@ export const eventsRoute = createRoute({
     headers: z.object({ 'last-event-id': z.string().regex(/^\d{1,15}$/).optional() }),
   },
   responses: {
-    200: { description: 'text/event-stream: `id: <offset>`, `event: <AgentEvent type>`, `data: <AgentEvent JSON>`', content: { 'text/event-stream': { schema: z.string() } } },
-    ...problemResponses(401, 403, 404, 422, 429, 503),
+    200: {
+      description:
+        'text/event-stream: `id: <offset>`, `event: <AgentEvent type>`, `data: <AgentEvent JSON>`; ends with `event: end` when the session closes, or `event: problem` (e.g. TruncatedOffset when the reader fell behind what the session keeps)',
+      content: { 'text/event-stream': { schema: z.string() } },
+    },
+    ...problemResponses(401, 403, 404, 410, 422, 429, 503),
   },
 });
 

@@ -200,21 +200,22 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
       throw new ProblemError(429, 'TooManyStreams', `${key} already has ${open} open event streams (at most ${limits.streamsPerPrincipal}); close one first.`, { retryAfterSeconds: 5 });
     }
     const fromOffset = lastEventId !== undefined ? Number(lastEventId) + 1 : (from ?? 0);
+    const queue: SessionEvent[] = [];
+    let ended: { error?: unknown } | undefined;
+    let wake: (() => void) | undefined;
+    // Throws TruncatedOffset (410) before anything is streamed when the asked offset is known to be gone.
+    const unsubscribe = hub.subscribe(sessionId, owner, fromOffset, {
+      event: (e) => {
+        queue.push(e);
+        wake?.();
+      },
+      end: (error) => {
+        ended = { error };
+        wake?.();
+      },
+    });
     openStreams.set(key, open + 1);
     return streamSSE(c, async (stream) => {
-      const queue: SessionEvent[] = [];
-      let ended: { error?: unknown } | undefined;
-      let wake: (() => void) | undefined;
-      const unsubscribe = hub.subscribe(sessionId, owner, fromOffset, {
-        event: (e) => {
-          queue.push(e);
-          wake?.();
-        },
-        end: (error) => {
-          ended = { error };
-          wake?.();
-        },
-      });
       let aborted = false;
       stream.onAbort(() => {
         aborted = true;
@@ -230,7 +231,7 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
           if (ended) {
             if (ended.error) {
               const p = problemFor(ended.error);
-              await stream.writeSSE({ event: 'problem', data: JSON.stringify({ status: p.status, failureType: p.failureType, detail: p.message }) });
+              await stream.writeSSE({ event: 'problem', data: JSON.stringify({ status: p.status, failureType: p.failureType, detail: p.message, ...p.extra }) });
             } else {
               await stream.writeSSE({ event: 'end', data: '{}' });
             }

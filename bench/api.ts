@@ -198,6 +198,7 @@ async function main(): Promise<void> {
   } finally {
     for (const c of controllers) c.abort();
     await server.close();
+    hub.close();
     await worker.shutdown().catch(() => undefined);
     await agent.client.connection.close().catch(() => undefined);
     await model.close();

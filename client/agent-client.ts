@@ -54,6 +54,7 @@ import {
   SessionNotFoundError,
   SessionValidationError,
   SessionVersionConflictError,
+  TruncatedOffsetError,
 } from './errors';
 import { CallDeadline, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, connectBounded } from './call-deadline';
 
@@ -392,8 +393,11 @@ export class AgentClient {
    * continue-as-new. Ends when the session's workflow ends (or when the
    * caller breaks out of the loop). Only the session's owner, or an approver
    * or admin of its tenant, may read them (NotAuthorizedError otherwise).
+   * Asking for an offset the session no longer keeps (or falling that far
+   * behind) throws TruncatedOffsetError with the earliest offset it keeps;
+   * `fromOffset: 0` means "from the earliest kept".
    */
-  async *events(sessionId: string, options: { fromOffset?: number } = {}): AsyncGenerator<SessionEvent> {
+  async *events(sessionId: string, options: { fromOffset?: number; signal?: AbortSignal } = {}): AsyncGenerator<SessionEvent> {
     // Read access is checked like getSession's (the owner, or an approver or admin of its tenant) before the first poll.
     await this.getSession(sessionId);
     const stream = WorkflowStreamClient.create(this.client, workflowIdFor(sessionId));
@@ -401,8 +405,14 @@ export class AgentClient {
     // The default cooldown between polls batches events (~100 ms latency) and keeps each poll, an update in history, from costing one event per delta.
     const items = topic.subscribe(options.fromOffset ?? 0)[Symbol.asyncIterator]();
     let abandoned = false;
+    let expected = options.fromOffset ?? 0;
+    let yielded = false;
     // Cancels the stream's pending poll when the reader gives up on a dead server.
     const polls = new AbortController();
+    // A generator's return() waits for its pending next(), which may be a long poll: `signal` stops the reader at once.
+    const stop = () => polls.abort();
+    options.signal?.addEventListener('abort', stop, { once: true });
+    if (options.signal?.aborted) return;
     try {
       for (;;) {
         // An idle session may stay quiet for long; the reader waits as long as the server answers.
@@ -420,12 +430,19 @@ export class AgentClient {
         } catch (err) {
           abandoned = true;
           polls.abort();
+          // Stopped by the caller's signal: the reader simply ends.
+          if (options.signal?.aborted) return;
           throw err;
         } finally {
           polls.signal.removeEventListener('abort', cancelPoll);
         }
         if (next.done) return;
         const item = next.value;
+        // Offsets are contiguous; a jump means the events in between are gone (the stream library
+        // would silently skip ahead). Offset 0 asks for "whatever is kept", so the first item may be later.
+        if (item.offset > expected && (expected > 0 || yielded)) throw new TruncatedOffsetError(sessionId, expected, item.offset);
+        expected = item.offset + 1;
+        yielded = true;
         const parsed = AgentEvent.safeParse(item.data);
         if (!parsed.success) {
           throw new AgentClientError(`Session ${sessionId} streamed an event that does not match AgentEvent at offset ${item.offset}: ${describe(parsed.error)}`);
@@ -433,6 +450,7 @@ export class AgentClient {
         yield { offset: item.offset, event: parsed.data };
       }
     } finally {
+      options.signal?.removeEventListener('abort', stop);
       // The stream's poll may still be waiting on the server (a long poll, or a retry): cancel it, so
       // nothing of this reader outlives it, not even a retry on a connection the caller closes next.
       polls.abort();

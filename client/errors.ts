@@ -60,3 +60,18 @@ export class TemporalCallTimeoutError extends AgentClientError {
     );
   }
 }
+
+/**
+ * The events from the asked offset on are no longer kept: the session's
+ * stream keeps recent events only (a run that continued as new carries the
+ * last ones). `earliestOffset` is the first offset still readable.
+ */
+export class TruncatedOffsetError extends AgentClientError {
+  override readonly name = 'TruncatedOffsetError';
+  constructor(readonly sessionId: string, readonly requestedOffset: number, readonly earliestOffset: number) {
+    super(
+      `Session ${sessionId} no longer keeps events from offset ${requestedOffset}: the earliest it keeps is ${earliestOffset}. ` +
+        `Read the session's state with getSession, then follow events from offset ${earliestOffset}.`,
+    );
+  }
+}

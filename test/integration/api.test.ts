@@ -45,6 +45,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of closers) await c().catch(() => undefined);
   await close?.();
+  // The hub's readers poll over the env's connection: stop them before it closes.
+  hub?.close();
   await env?.close();
 });
 
@@ -280,6 +282,28 @@ describe('HTTP API', () => {
     const fromQuery = await readSse(`/v1/sessions/${sessionId}/events?from=${all[1]!.id}`, tokens.ana, turnDone(turnId));
     expect(fromQuery.map((e) => e.id)).toEqual(all.slice(1).map((e) => e.id));
   });
+
+  it('an offset the session no longer keeps (after continue-as-new) is 410 TruncatedOffset naming the earliest kept; the typed client throws TruncatedOffsetError', async () => {
+    const sessionId = uniqueId('api-trunc');
+    // A window big enough never to fold (no summary calls to script), and the smallest history budget, so the run continues as new soon.
+    const options = { sessionId, namespace: { tenant: 'acme', user: 'ana' }, memory: { enabled: false }, limits: { maxHistoryEvents: 200, windowMaxTurns: 200, windowMaxTokens: 1_000_000 } };
+    // Long answers: the stream keeps its last 64 KB across continue-as-new, so these push the early events out.
+    const long = Array.from({ length: 1_000 }, (_, i) => `w${i}`).join(' ');
+    env.model.script(Array.from({ length: 60 }, () => ({ respond: { kind: 'text' as const, text: long } })), { lane: sessionId });
+    const handle = env.client.workflow.getHandle(`session-${sessionId}`);
+    const firstRun = (await env.agent.ask(options, { text: 'message 0' }), (await handle.describe()).runId);
+    for (let i = 1; i < 60 && (await handle.describe()).runId === firstRun; i++) await env.agent.ask(options, { text: `message ${i}` });
+    expect((await handle.describe()).runId).not.toBe(firstRun);
+    const kept = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, () => true);
+    const earliest = Number(kept[0]!.id);
+    expect(earliest).toBeGreaterThan(1);
+    const gone = await call('GET', `/v1/sessions/${sessionId}/events`, tokens.ana, undefined, { 'last-event-id': '0' });
+    expect(gone.status).toBe(410);
+    expect(await problem(gone)).toMatchObject({ failureType: 'TruncatedOffset', earliestOffset: earliest });
+    const typed = env.agent.events(sessionId, { fromOffset: 1 });
+    await expect(typed.next()).rejects.toMatchObject({ name: 'TruncatedOffsetError', requestedOffset: 1, earliestOffset: earliest });
+    await env.agent.end(sessionId);
+  }, 120_000);
 
   it('many readers of one session share one subscription; a principal may hold at most 3 streams', async () => {
     const sessionId = uniqueId('api-fan');
