@@ -3,7 +3,7 @@ import type { UserNamespace } from '../workflows/session-types';
 import type { ToolCatalog } from '../workflows/tool-spec';
 import type { SessionSummary } from '../workflows/session-summary';
 import type { Turn } from '../workflows/session-types';
-import type { ArchivedSession, SaveArchiveInput } from './session-archive';
+import type { ArchivedEventsPage, ArchivedSession, ReadArchivedEventsInput, SaveArchiveInput } from './session-archive';
 
 /** A tool as offered to the model (the OpenAI `function` shape). */
 export interface ModelToolDefinition {
@@ -74,6 +74,7 @@ export interface SessionActivities {
   summarizeTurns(input: { sessionId: string; previous: SessionSummary; evicted: Turn[] }): Promise<SessionSummary>;
   loadArchive(input: { sessionId: string }): Promise<ArchivedSession | null>;
   saveArchive(input: SaveArchiveInput): Promise<{ version: number }>;
+  readArchivedEvents(input: ReadArchivedEventsInput): Promise<ArchivedEventsPage | null>;
   expireArchives(input: { now?: string }): Promise<{ expired: number }>;
   /** Which of the given search attribute names the namespace has registered. */
   describeSearchAttributes(input: { names: string[] }): Promise<string[]>;

@@ -1,4 +1,4 @@
-import type { ArchivedSession, SaveArchiveInput, SessionArchiveRepository } from './session-archive';
+import type { ArchivedEventsPage, ArchivedSession, ReadArchivedEventsInput, SaveArchiveInput, SessionArchiveRepository } from './session-archive';
 
 export function createArchiveActivities(repo: SessionArchiveRepository) {
   return {
@@ -7,6 +7,9 @@ export function createArchiveActivities(repo: SessionArchiveRepository) {
     },
     async saveArchive(input: SaveArchiveInput): Promise<{ version: number }> {
       return repo.save(input);
+    },
+    async readArchivedEvents(input: ReadArchivedEventsInput): Promise<ArchivedEventsPage | null> {
+      return repo.readEvents(input);
     },
     async expireArchives(input: { now?: string }): Promise<{ expired: number }> {
       return repo.expire(input.now ? new Date(input.now) : new Date());

@@ -3,6 +3,7 @@ import type { Db, MongoServerError } from 'mongodb';
 import { z } from 'zod';
 import { FailureType } from '../workflows/failure-types';
 import { SessionSummary } from '../workflows/session-summary';
+import { hasTenantRole, type Principal } from '../workflows/principal';
 import { SessionCounters, Turn, UserNamespace } from '../workflows/session-types';
 
 export const SESSIONS_COLLECTION = 'sessions';
@@ -34,6 +35,18 @@ export const ArchivedToolPin = z.object({
   parametersJson: z.string().optional(),
 });
 
+/**
+ * The session's last events, as readers saw them: each event as JSON text
+ * (MongoDB refuses keys like `$ref`, which tool arguments may hold), with its
+ * stream offset. `nextOffset` is where a restored run's stream continues, so
+ * offsets never repeat over the session's life.
+ */
+export const ArchivedEvents = z.object({
+  nextOffset: z.number().int().min(0),
+  items: z.array(z.object({ offset: z.number().int().min(0), json: z.string() })),
+});
+export type ArchivedEvents = z.infer<typeof ArchivedEvents>;
+
 /** What an archived session keeps: enough to continue seamlessly, never the whole raw history. */
 export const ArchivedSession = z.object({
   sessionId: z.string(),
@@ -53,8 +66,26 @@ export const ArchivedSession = z.object({
   counters: SessionCounters,
   /** Tools as the session pinned them; absent in archives written before pins were kept (restored as no pins). */
   toolPins: z.array(ArchivedToolPin).optional(),
+  /** The last events (absent in archives written before events were kept). */
+  events: ArchivedEvents.optional(),
 });
 export type ArchivedSession = z.infer<typeof ArchivedSession>;
+
+export interface ReadArchivedEventsInput {
+  sessionId: string;
+  fromOffset: number;
+  limit: number;
+  principal: Principal;
+}
+
+export interface ArchivedEventsPage {
+  status: 'archived' | 'expired';
+  owner: UserNamespace;
+  /** The earliest offset the archive keeps (nextOffset when it keeps none). */
+  earliestOffset: number;
+  nextOffset: number;
+  items: Array<{ offset: number; json: string }>;
+}
 
 export interface SaveArchiveInput {
   archive: ArchivedSession;
@@ -112,11 +143,37 @@ export class SessionArchiveRepository {
     return { version: doc.version };
   }
 
+  /**
+   * The archived events from `fromOffset` on, for a reader the session's
+   * owner, or an approver or admin of its tenant, is. Null when there is no
+   * archive; `NotAuthorized` for anyone else (nothing of the session returned).
+   */
+  async readEvents(input: ReadArchivedEventsInput): Promise<ArchivedEventsPage | null> {
+    const doc = await this.collection.findOne({ _id: input.sessionId }, { projection: { namespace: 1, status: 1, events: 1 } });
+    if (!doc) return null;
+    const owner = UserNamespace.safeParse(doc.namespace);
+    if (!owner.success) throw ApplicationFailure.nonRetryable(`Archived session ${input.sessionId} in MongoDB has no valid namespace; fix or delete the document in "${SESSIONS_COLLECTION}".`, 'ArchiveInvalid');
+    const p = input.principal;
+    const mine = p.tenant === owner.data.tenant && p.user === owner.data.user;
+    if (!mine && !hasTenantRole(owner.data.tenant, p, 'approver')) {
+      throw ApplicationFailure.create({
+        message: `Not authorized: ${p.tenant}/${p.user} may not read session ${input.sessionId}; its owner, or an approver or admin of the owner's tenant, may.`,
+        type: FailureType.NotAuthorized,
+        nonRetryable: true,
+      });
+    }
+    const events = ArchivedEvents.safeParse(doc.events ?? { nextOffset: 0, items: [] });
+    const kept = events.success ? events.data : { nextOffset: 0, items: [] };
+    const earliestOffset = kept.items[0]?.offset ?? kept.nextOffset;
+    const items = kept.items.filter((i) => i.offset >= input.fromOffset).slice(0, input.limit);
+    return { status: doc.status === 'expired' ? 'expired' : 'archived', owner: owner.data, earliestOffset, nextOffset: kept.nextOffset, items };
+  }
+
   /** Marks archives past their retention as expired and purges their content, keeping a tombstone. */
   async expire(now: Date): Promise<{ expired: number }> {
     const res = await this.collection.updateMany(
       { status: 'archived', expiresAt: { $lt: now.toISOString() } },
-      { $set: { status: 'expired', window: [], keyFacts: [], toolCalls: [], toolPins: [], summary: SessionSummary.parse({}), expiredAt: now.toISOString() } },
+      { $set: { status: 'expired', window: [], keyFacts: [], toolCalls: [], toolPins: [], events: { nextOffset: 0, items: [] }, summary: SessionSummary.parse({}), expiredAt: now.toISOString() } },
     );
     return { expired: res.modifiedCount };
   }

@@ -247,3 +247,29 @@ export const deleteMemoryRoute = createRoute({
     ...problemResponses(401, 403, 404, 422, 429, 503, 504),
   },
 });
+
+export const meRoute = createRoute({
+  method: 'get',
+  path: '/v1/me',
+  summary: 'Who the bearer token is, and where operators look (the console signs in with this)',
+  security,
+  responses: {
+    200: {
+      description: 'The caller\'s principal',
+      content: {
+        'application/json': {
+          schema: z
+            .object({
+              tenant: z.string(),
+              user: z.string(),
+              roles: z.array(z.enum(['user', 'approver', 'admin'])),
+              temporalNamespace: z.string(),
+              temporalUiUrl: z.string().optional(),
+            })
+            .openapi('Me'),
+        },
+      },
+    },
+    ...problemResponses(401, 429),
+  },
+});

@@ -1,6 +1,7 @@
 import {
   Client,
   WithStartWorkflowOperation,
+  WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   isGrpcServiceError,
@@ -12,6 +13,7 @@ import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { agentSession } from '../workflows/agent-session';
 import type { deleteUserMemory, listUserMemories } from '../workflows/maintenance';
+import type { readSessionArchive } from '../workflows/archived-events';
 import type { expandPrompt, listPrompts } from '../workflows/mcp-prompts';
 import type { ExpandPromptResult, ListPromptsResult } from '../activities/mcp/mcp-prompts';
 import { AnswerInputInput } from '../workflows/input-request';
@@ -398,6 +400,12 @@ export class AgentClient {
    * `fromOffset: 0` means "from the earliest kept".
    */
   async *events(sessionId: string, options: { fromOffset?: number; signal?: AbortSignal } = {}): AsyncGenerator<SessionEvent> {
+    const fromOffset = options.fromOffset ?? 0;
+    if (!(await this.isRunning(sessionId))) {
+      // A closed run's stream cannot be polled: its events come from the archive (read access checked there).
+      yield* this.archivedEvents(sessionId, fromOffset, undefined, options.signal);
+      return;
+    }
     // Read access is checked like getSession's (the owner, or an approver or admin of its tenant) before the first poll.
     await this.getSession(sessionId);
     const stream = WorkflowStreamClient.create(this.client, workflowIdFor(sessionId));
@@ -405,8 +413,9 @@ export class AgentClient {
     // The default cooldown between polls batches events (~100 ms latency) and keeps each poll, an update in history, from costing one event per delta.
     const items = topic.subscribe(options.fromOffset ?? 0)[Symbol.asyncIterator]();
     let abandoned = false;
-    let expected = options.fromOffset ?? 0;
+    let expected = fromOffset;
     let yielded = false;
+    let archiveChecked = false;
     // Cancels the stream's pending poll when the reader gives up on a dead server.
     const polls = new AbortController();
     // A generator's return() waits for its pending next(), which may be a long poll: `signal` stops the reader at once.
@@ -436,10 +445,23 @@ export class AgentClient {
         } finally {
           polls.signal.removeEventListener('abort', cancelPoll);
         }
-        if (next.done) return;
+        if (next.done) {
+          // The run closed (archived): what it published after this reader's last poll is in the archive.
+          if (!options.signal?.aborted) yield* this.archivedEvents(sessionId, expected, undefined, options.signal, true);
+          return;
+        }
         const item = next.value;
-        // Offsets are contiguous; a jump means the events in between are gone (the stream library
-        // would silently skip ahead). Offset 0 asks for "whatever is kept", so the first item may be later.
+        // Offsets are contiguous; a jump means the events in between are not on this run's stream (the
+        // stream library would silently skip ahead): a restored run's earlier events are in the archive,
+        // otherwise they are gone. Offset 0 asks for "whatever is kept", so the first item may be later.
+        if (item.offset > expected && !archiveChecked) {
+          archiveChecked = true;
+          for await (const e of this.archivedEvents(sessionId, expected, item.offset, options.signal, true)) {
+            yield e;
+            expected = e.offset + 1;
+            yielded = true;
+          }
+        }
         if (item.offset > expected && (expected > 0 || yielded)) throw new TruncatedOffsetError(sessionId, expected, item.offset);
         expected = item.offset + 1;
         yielded = true;
@@ -457,6 +479,64 @@ export class AgentClient {
       // A generator's return waits for its pending next(); after giving up on a dead server, do not wait for it.
       const closing = items.return?.(undefined)?.catch(() => undefined);
       if (!abandoned) await closing;
+    }
+  }
+
+  /** Whether the session's latest run is open (false when it has closed, or never existed). */
+  private async isRunning(sessionId: string): Promise<boolean> {
+    try {
+      const info = await this.deadline.prompt(`describe session ${sessionId}`, () => this.handle(sessionId).describe());
+      return info.status.name === 'RUNNING';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5)) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Events of the session kept in its archive, from `fromOffset` (up to
+   * `before`, exclusive). `quiet`: used to fill a gap or a tail, so no archive
+   * (or one that does not reach back) yields nothing instead of throwing.
+   */
+  private async *archivedEvents(sessionId: string, fromOffset: number, before?: number, signal?: AbortSignal, quiet = false): AsyncGenerator<SessionEvent> {
+    const principal = this.requirePrincipal('events');
+    let next = fromOffset;
+    let first = true;
+    for (;;) {
+      if (signal?.aborted) return;
+      let page: Awaited<ReturnType<typeof readSessionArchive>>;
+      try {
+        page = await this.deadline.watched(`reading the archived events of session ${sessionId}`, () =>
+          this.client.workflow.execute<typeof readSessionArchive>('readSessionArchive', {
+            taskQueue: this.taskQueue,
+            workflowId: `session-archive-read-${sessionId}-${randomUUID()}`,
+            args: [{ sessionId, fromOffset: next, limit: 1_000, principal }],
+          }),
+        );
+      } catch (err) {
+        const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+        if (cause instanceof ApplicationFailure && cause.type === FailureType.NotAuthorized) throw new NotAuthorizedError(cause.message);
+        throw err;
+      }
+      if (!page) {
+        if (quiet) return;
+        throw new SessionNotFoundError(sessionId);
+      }
+      if (first && fromOffset > 0 && fromOffset < page.earliestOffset) {
+        if (quiet) return;
+        throw new TruncatedOffsetError(sessionId, fromOffset, page.earliestOffset);
+      }
+      first = false;
+      for (const item of page.items) {
+        if (before !== undefined && item.offset >= before) return;
+        const parsed = AgentEvent.safeParse(JSON.parse(item.json));
+        if (!parsed.success) {
+          throw new AgentClientError(`Session ${sessionId}'s archive holds an event that does not match AgentEvent at offset ${item.offset}: ${describe(parsed.error)}`);
+        }
+        yield { offset: item.offset, event: parsed.data };
+        next = item.offset + 1;
+      }
+      if (page.items.length < 1_000 || next >= page.nextOffset) return;
     }
   }
 

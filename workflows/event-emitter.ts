@@ -121,4 +121,33 @@ export class EventEmitter {
     }
     return parts.reverse().join('');
   }
+
+  /**
+   * The newest events, up to `maxBytes` of JSON, for the archive: what a
+   * reader of the archived session is served. Offsets are the stream's.
+   */
+  forArchive(maxBytes: number): { nextOffset: number; items: Array<{ offset: number; json: string }> } {
+    const { log: items, base_offset: base } = this.stream.getState();
+    const kept: Array<{ offset: number; json: string }> = [];
+    let bytes = 0;
+    for (let i = items.length - 1; i >= 0; i--) {
+      const item = items[i];
+      if (!item || item.topic !== EVENTS_TOPIC) continue;
+      const json = JSON.stringify(defaultPayloadConverter.fromPayload<AgentEvent>(decodePayloadWire(item.data)));
+      if (bytes + json.length > maxBytes) break;
+      bytes += json.length;
+      kept.push({ offset: base + i, json });
+    }
+    return { nextOffset: base + items.length, items: kept.reverse() };
+  }
+
+  /**
+   * A restored run continues the archived run's offsets, so a reader's
+   * Last-Event-ID stays meaningful across archive and restore. Only while
+   * nothing is on this run's stream yet (offsets already handed out stay).
+   */
+  continueFrom(nextOffset: number): void {
+    const stream = this.stream as unknown as { log: unknown[]; baseOffset: number };
+    if (stream.log.length === 0 && stream.baseOffset === 0) stream.baseOffset = nextOffset;
+  }
 }

@@ -27,6 +27,15 @@ const { describeSearchAttributes } = proxyLocalActivities<SessionActivities>({
  */
 export const TOOL_PINS_IN_ARCHIVE = 'tool-pins-in-archive';
 
+/**
+ * Patch id: the archive keeps the session's last events (served to readers
+ * after the run has closed), and a restored run continues their offsets.
+ */
+export const EVENTS_IN_ARCHIVE = 'events-in-archive';
+
+/** JSON bytes of events the archive keeps (the newest ones). */
+export const ARCHIVED_EVENT_BYTES = 128_000;
+
 /** Patch id: the session sets its own search attributes when the starter did not. */
 export const SESSION_SETS_SEARCH_ATTRIBUTES = 'session-sets-search-attributes';
 
@@ -66,6 +75,7 @@ export async function restoreFromArchive(run: SessionRun): Promise<void> {
     run.toolRecords = archive.toolCalls;
     // Archives from before pins were kept have none: the session pins what it sees next, as a new one would.
     if (archive.toolPins && archive.toolPins.length > 0 && patched(TOOL_PINS_IN_ARCHIVE)) run.toolHashes.replaceWith(ToolPins.fromArchive(archive.toolPins));
+    if (archive.events && patched(EVENTS_IN_ARCHIVE)) run.events.continueFrom(archive.events.nextOffset);
     run.status = 'archived';
     // The owner is the one the session was created by, whatever options this run was started with.
     run.bindToOwner(archive.namespace);
@@ -130,6 +140,7 @@ export async function archiveSession(run: SessionRun): Promise<{ archiveConflict
     toolCalls: run.toolRecords,
     counters: run.counters,
     toolPins: run.toolHashes.toArchive(),
+    ...(patched(EVENTS_IN_ARCHIVE) ? { events: run.events.forArchive(ARCHIVED_EVENT_BYTES) } : {}),
   };
   try {
     await saveArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'archive session' }, [{ archive, baseVersion: run.baseVersion }]);

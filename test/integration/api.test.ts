@@ -105,6 +105,7 @@ describe('HTTP API', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/v1/approvals',
+      '/v1/me',
       '/v1/sessions',
       '/v1/sessions/{sessionId}',
       '/v1/sessions/{sessionId}/end',
@@ -117,6 +118,13 @@ describe('HTTP API', () => {
     ]);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(JSON.stringify(doc.components.schemas.PostMessage)).toContain('"text"');
+  });
+
+  it('GET /v1/me says who the token is, and nothing without one', async () => {
+    const res = await call('GET', '/v1/me', tokens.boss);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ tenant: 'acme', user: 'boss', roles: ['approver'], temporalNamespace: 'default' });
+    expect((await call('GET', '/v1/me', null)).status).toBe(401);
   });
 
   it('401 without a token or with an unknown one, as problem details', async () => {
@@ -302,6 +310,53 @@ describe('HTTP API', () => {
     expect(await problem(gone)).toMatchObject({ failureType: 'TruncatedOffset', earliestOffset: earliest });
     const typed = env.agent.events(sessionId, { fromOffset: 1 });
     await expect(typed.next()).rejects.toMatchObject({ name: 'TruncatedOffsetError', requestedOffset: 1, earliestOffset: earliest });
+    await env.agent.end(sessionId);
+  }, 120_000);
+
+  it('events of an archived session come from the archive; after restore the offsets continue and Last-Event-ID resumes across both', async () => {
+    const sessionId = uniqueId('api-archive');
+    env.model.script(
+      [
+        { respond: { kind: 'text', text: 'Before the archive.' } },
+        { respond: { kind: 'text', text: 'After the restore.' } },
+      ],
+      { lane: sessionId },
+    );
+    const handle = env.client.workflow.getHandle(`session-${sessionId}`);
+    const first = (await (await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'one', waitForTurn: true, options: { memory: { enabled: false } } })).json()) as { turnId: string };
+    const live = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone(first.turnId));
+    expect((await call('POST', `/v1/sessions/${sessionId}/end`, tokens.ana)).status).toBe(202);
+    await eventually(async () => (await handle.describe()).status.name === 'COMPLETED', 'the session to archive and close', 30_000);
+
+    // The closed run cannot be polled: the archive serves what it published, then the stream ends.
+    const archived = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, (e) => e.event === 'end');
+    const archivedIds = archived.filter((e) => e.id !== undefined).map((e) => Number(e.id));
+    expect(archivedIds.slice(0, live.length)).toEqual(live.map((e) => Number(e.id)));
+    expect(archivedIds).toEqual(archivedIds.map((_, i) => i));
+    const text = archived.filter((e) => e.event === 'text_delta').map((e) => (JSON.parse(e.data) as { delta: string }).delta).join('');
+    expect(text).toBe('Before the archive.');
+    // Resuming from the middle, and the typed client, read the same archive; strangers are refused, not served.
+    const tail = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, (e) => e.event === 'end', { 'last-event-id': String(archivedIds[2]) });
+    expect(tail.filter((e) => e.id !== undefined).map((e) => Number(e.id))).toEqual(archivedIds.slice(3));
+    const typed: number[] = [];
+    for await (const e of env.agent.events(sessionId, { fromOffset: 1 })) typed.push(e.offset);
+    expect(typed).toEqual(archivedIds.slice(1));
+    await expect(env.agent.as({ tenant: 'evil', user: 'eve' }).events(sessionId).next()).rejects.toMatchObject({ name: 'NotAuthorizedError' });
+    expect((await call('GET', `/v1/sessions/${sessionId}/events`, tokens.eve)).status).toBe(403);
+
+    // A new message restores the session; its run continues the offsets, so the last id seen resumes across the restore.
+    const lastId = archivedIds.at(-1)!;
+    const second = (await (await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'two', waitForTurn: true })).json()) as { turnId: string };
+    const resumed = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone(second.turnId), { 'last-event-id': String(lastId) });
+    expect(Number(resumed[0]!.id)).toBe(lastId + 1);
+    const resumedIds = resumed.map((e) => Number(e.id));
+    expect(resumedIds).toEqual(resumedIds.map((_, i) => lastId + 1 + i));
+    expect(resumed.filter((e) => e.event === 'text_delta').map((e) => (JSON.parse(e.data) as { delta: string }).delta).join('')).toBe('After the restore.');
+    // From the start: the archived events, then the restored run's, one sequence with nothing missing or twice.
+    const whole = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone(second.turnId));
+    const wholeIds = whole.map((e) => Number(e.id));
+    expect(wholeIds).toEqual(wholeIds.map((_, i) => i));
+    expect(wholeIds.at(-1)).toBe(resumedIds.at(-1));
     await env.agent.end(sessionId);
   }, 120_000);
 
