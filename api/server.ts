@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
+import { serveStatic } from '@hono/node-server/serve-static';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -9,7 +12,7 @@ import { hasTenantRole, type Principal } from '../workflows/principal';
 import type { ApiTokenEntry, TokenBook } from './auth';
 import { EventHub } from './event-hub';
 import { ProblemError, problemFor, sendProblem } from './problem';
-import { approvalsRoute, decideRoute, deleteMemoryRoute, listMemoriesRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
+import { approvalsRoute, decideRoute, meRoute, deleteMemoryRoute, listMemoriesRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
 import { SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
 import { workflowIdFor } from '../workflows/messages';
 
@@ -33,6 +36,15 @@ export interface ApiOptions {
   limits?: Partial<ApiLimits>;
   /** Log lines (never tokens or message text). */
   log?: (line: string) => void;
+  /** The web console: its built bundle (`web/dist`, made by `npm run build:web`), served at `/`. */
+  console?: ConsoleOptions;
+}
+
+export interface ConsoleOptions {
+  /** The folder holding index.html, app.js and app.css. */
+  dir: string;
+  /** The Temporal Web UI's base URL, for the inspector's link to a session. */
+  temporalUiUrl?: string;
 }
 
 type Env = { Variables: { caller: ApiTokenEntry } };
@@ -324,14 +336,43 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     return c.json({ deleted: true as const, ...(result.memory ? { memory: result.memory } : {}) }, 200);
   });
 
+  app.openapi(meRoute, (c) => {
+    const caller = c.get('caller');
+    const ui = options.console?.temporalUiUrl;
+    return c.json({ tenant: caller.tenant, user: caller.user, roles: caller.roles, temporalNamespace: options.agent.client.options.namespace, ...(ui ? { temporalUiUrl: ui } : {}) }, 200);
+  });
+
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'durable-agent API', version: '1.0.0', description: 'Sessions, events, confirmations. Errors are RFC 9457 problem details.' },
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'A token from API_TOKENS / API_TOKENS_FILE' });
   app.get('/healthz', (c) => c.json({ ok: true }));
+  if (options.console) serveConsole(app, options.console);
 
   return { app, hub };
+}
+
+/**
+ * The console's files: index.html at `/`, the bundle under `/assets/`. The
+ * page holds no data of its own; everything it shows comes from /v1 with the
+ * person's token, so these routes need none.
+ */
+function serveConsole(app: OpenAPIHono<Env>, options: ConsoleOptions): void {
+  const root = path.resolve(options.dir);
+  const index = path.join(root, 'index.html');
+  if (!existsSync(index)) throw new Error(`The web console is not built: ${index} is missing (run npm run build:web)`);
+  // Strict by default: the bundle is ours, and nothing is loaded from elsewhere.
+  const securityHeaders = async (c: Context, next: () => Promise<void>) => {
+    await next();
+    c.header('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+  };
+  app.use('/', securityHeaders);
+  app.use('/assets/*', securityHeaders);
+  app.get('/', serveStatic({ root, path: 'index.html' }));
+  app.get('/assets/*', serveStatic({ root, rewriteRequestPath: (p) => p.replace(/^\/assets/, '') }));
 }
 
 /** Serves the API on host:port; resolves once it listens. */
