@@ -291,6 +291,28 @@ describe('HTTP API', () => {
     expect(fromQuery.map((e) => e.id)).toEqual(all.slice(1).map((e) => e.id));
   });
 
+  it('Last-Event-ID resumes across continue-as-new: the rest of the events, contiguous, from the next run', async () => {
+    const sessionId = uniqueId('api-can-resume');
+    const options = { sessionId, namespace: { tenant: 'acme', user: 'ana' }, memory: { enabled: false }, limits: { maxHistoryEvents: 200, windowMaxTurns: 200, windowMaxTokens: 1_000_000 } };
+    env.model.script(Array.from({ length: 40 }, (_, i) => ({ respond: { kind: 'text' as const, text: `Answer ${i}.` } })), { lane: sessionId });
+    const handle = env.client.workflow.getHandle(`session-${sessionId}`);
+    const first = await env.agent.ask(options, { text: 'message 0' });
+    const firstRun = (await handle.describe()).runId;
+    const seen = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone(first.turnId));
+    const lastId = Number(seen.at(-1)!.id);
+    let last = first;
+    for (let i = 1; i < 40 && (await handle.describe()).runId === firstRun; i++) last = await env.agent.ask(options, { text: `message ${i}` });
+    expect((await handle.describe()).runId).not.toBe(firstRun);
+    // One more turn on the new run, so the resumed read ends there.
+    last = await env.agent.ask(options, { text: 'after the continue-as-new' });
+    const rest = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone(last.turnId), { 'last-event-id': String(lastId) });
+    const ids = rest.map((e) => Number(e.id));
+    expect(ids).toEqual(ids.map((_, i) => lastId + 1 + i));
+    const texts = rest.filter((e) => e.event === 'turn_completed').map((e) => (JSON.parse(e.data) as { text: string }).text);
+    expect(texts.at(-1)).toBe(last.turn.text);
+    await env.agent.end(sessionId);
+  }, 120_000);
+
   it('an offset the session no longer keeps (after continue-as-new) is 410 TruncatedOffset naming the earliest kept; the typed client throws TruncatedOffsetError', async () => {
     const sessionId = uniqueId('api-trunc');
     // A window big enough never to fold (no summary calls to script), and the smallest history budget, so the run continues as new soon.
@@ -343,6 +365,27 @@ describe('HTTP API', () => {
     expect(typed).toEqual(archivedIds.slice(1));
     await expect(env.agent.as({ tenant: 'evil', user: 'eve' }).events(sessionId).next()).rejects.toMatchObject({ name: 'NotAuthorizedError' });
     expect((await call('GET', `/v1/sessions/${sessionId}/events`, tokens.eve)).status).toBe(403);
+    // Raw callers of the archive reader (another SDK, the CLI): bad input and strangers fail the run with a named type, never a workflow task.
+    const ana = { tenant: 'acme', user: 'ana' };
+    const raw: Array<[unknown, string]> = [
+      [null, 'NotAuthorized'],
+      [{ sessionId, fromOffset: 0 }, 'NotAuthorized'],
+      [{ sessionId, fromOffset: 0, principal: { tenant: 'evil', user: 'eve' } }, 'NotAuthorized'],
+      [{ sessionId: 5, fromOffset: 0, principal: ana }, 'SessionInputInvalid'],
+      [{ sessionId, fromOffset: -1, principal: ana }, 'SessionInputInvalid'],
+      [{ sessionId, fromOffset: 'x'.repeat(10_000), principal: ana }, 'SessionInputInvalid'],
+    ];
+    for (const [input, type] of raw) {
+      const workflowId = uniqueId('raw-archive-read');
+      const failure = await env.client.workflow.execute('readSessionArchive', { taskQueue: env.taskQueue, workflowId, args: [input] }).then(
+        () => undefined,
+        (err: { cause?: { type?: string; message?: string } }) => err.cause,
+      );
+      expect(failure).toMatchObject({ type });
+      expect(failure?.message).not.toContain('Before the archive');
+      const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+      expect(events.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+    }
 
     // A new message restores the session; its run continues the offsets, so the last id seen resumes across the restore.
     const lastId = archivedIds.at(-1)!;
