@@ -19,7 +19,7 @@ module.exports = tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.tools/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: __dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -56,6 +56,18 @@ module.exports = tseslint.config(
         'error',
         { object: 'Math', property: 'random', message: 'Use uuid4() or a seeded value from the workflow API.' },
         { object: 'Date', property: 'now', message: 'Read workflow time through workflow-clock.ts.' },
+      ],
+    },
+  },
+  {
+    // The console runs in a browser: no Node globals (the bundle would carry a shim, or fail).
+    files: ['web/src/**'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'The console runs in a browser.' },
+        { name: 'require', message: 'The console runs in a browser: import modules.' },
+        { name: 'Buffer', message: 'The console runs in a browser.' },
       ],
     },
   },

@@ -1,0 +1,72 @@
+/*
+ * What the console reads from /v1. The session view and the events are the
+ * workflow's own types (imported as types only, so nothing of the server is
+ * bundled); the list shapes mirror the response schemas in api/routes.ts.
+ */
+export type { AgentEvent } from '../../workflows/events';
+export type { PendingConfirmation, SessionView, SessionCounters, Turn, TurnOutcome, Activity } from '../../workflows/session-types';
+
+export type Role = 'user' | 'approver' | 'admin';
+
+/** GET /v1/me */
+export interface Me {
+  tenant: string;
+  user: string;
+  roles: Role[];
+  temporalNamespace: string;
+  temporalUiUrl?: string;
+}
+
+/** One row of GET /v1/sessions (api/routes.ts SessionSummary). */
+export interface SessionSummary {
+  sessionId: string;
+  tenant: string;
+  user: string;
+  status: string;
+  pendingApprovals: number;
+  version?: number;
+  lastTurn?: string;
+  startedAt: string;
+}
+
+/** One row of GET /v1/approvals (api/routes.ts PendingApproval). */
+export interface PendingApproval {
+  sessionId: string;
+  tenant: string;
+  user: string;
+  toolCallId: string;
+  toolName: string;
+  risk: string;
+  requestedAt?: string;
+  confirmation: Record<string, unknown>;
+}
+
+export type MemoryStatus = 'active' | 'superseded' | 'expired' | 'deleted';
+export const MEMORY_STATUSES: readonly MemoryStatus[] = ['active', 'superseded', 'expired', 'deleted'];
+
+/** One row of GET /v1/users/{tenant}/{user}/memories (api/routes.ts MemoryItem). */
+export interface Memory {
+  id: string;
+  kind: 'fact' | 'preference' | 'intent';
+  status: MemoryStatus;
+  text: string;
+  key?: string;
+  value?: string;
+  statement?: string;
+  polarity?: 'prefers' | 'avoids';
+  weight?: number;
+  origin: 'user' | 'tool_confirmed';
+  sessionId: string;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string;
+}
+
+/** Session statuses the list filters on (the SessionStatus search attribute). */
+export const SESSION_STATUSES = ['awaiting_approval', 'active', 'created', 'archived', 'expired', 'continued'] as const;
+
+/** The id rule of workflows/session-types.ts (SESSION_ID_PATTERN), repeated so the bundle does not pull in zod. */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The session's workflow id (workflows/messages.ts workflowIdFor). */
+export const workflowIdFor = (sessionId: string): string => `session-${sessionId}`;

@@ -1,0 +1,157 @@
+import { networkProblem, problemOf, type Problem } from './api';
+import type { AgentEvent } from './api-types';
+
+/** One Server-Sent Event block as read off the wire. */
+export interface SseMessage {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+/**
+ * Splits a text stream into SSE messages. Fed chunk by chunk; a message that
+ * straddles two chunks is kept until its blank line arrives. Comment lines
+ * (keep-alives) are skipped.
+ */
+export class SseParser {
+  private buffer = '';
+
+  push(chunk: string): SseMessage[] {
+    this.buffer += chunk.replace(/\r\n?/g, '\n');
+    const out: SseMessage[] = [];
+    let cut: number;
+    while ((cut = this.buffer.indexOf('\n\n')) >= 0) {
+      const block = this.buffer.slice(0, cut);
+      this.buffer = this.buffer.slice(cut + 2);
+      const message: SseMessage = { data: '' };
+      let hasData = false;
+      for (const line of block.split('\n')) {
+        if (line === '' || line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+        if (field === 'id') message.id = value;
+        else if (field === 'event') message.event = value;
+        else if (field === 'data') {
+          message.data = hasData ? `${message.data}\n${value}` : value;
+          hasData = true;
+        }
+      }
+      if (message.event !== undefined || hasData) out.push(message);
+    }
+    return out;
+  }
+}
+
+export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'failed';
+
+export interface StreamHandlers {
+  /** Each event once, in offset order. */
+  event(offset: number, event: AgentEvent): void;
+  state(state: StreamState): void;
+  /** The stream stopped for a reason a person should see (not a transient drop, which is retried). */
+  problem(problem: Problem): void;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+
+const isEvent = (value: unknown): value is AgentEvent => typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
+
+/**
+ * Follows a session's events from `fromOffset` until `signal` aborts or the
+ * session's run ends. EventSource cannot send an Authorization header, so
+ * this reads the stream with fetch. A dropped connection is resumed from the
+ * offset after the last one seen, so nothing is lost or repeated.
+ */
+export async function followEvents(options: {
+  sessionId: string;
+  fromOffset: number;
+  headers: Record<string, string>;
+  signal: AbortSignal;
+  handlers: StreamHandlers;
+  /** A refused token: the person is signed out. */
+  onUnauthorized(problem: Problem): void;
+}): Promise<void> {
+  const { handlers, signal } = options;
+  let next = options.fromOffset;
+  let failures = 0;
+  handlers.state('connecting');
+  while (!signal.aborted) {
+    let dropped: Problem | undefined;
+    try {
+      const res = await fetch(`/v1/sessions/${encodeURIComponent(options.sessionId)}/events?from=${next}`, {
+        headers: { accept: 'text/event-stream', ...options.headers },
+        signal,
+      });
+      if (!res.ok || !res.body) {
+        const problem = await problemOf(res);
+        if (res.status === 401) return options.onUnauthorized(problem);
+        // Busy or unavailable: worth another try. Anything else will not change by retrying.
+        if (res.status !== 429 && res.status < 500) {
+          handlers.state('failed');
+          return handlers.problem(problem);
+        }
+        dropped = problem;
+      } else {
+        failures = 0;
+        handlers.state('live');
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        const parser = new SseParser();
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          for (const m of parser.push(value)) {
+            if (m.event === 'end') {
+              handlers.state('ended');
+              return;
+            }
+            if (m.event === 'problem') {
+              handlers.state('failed');
+              return handlers.problem(problemFromStream(m.data));
+            }
+            const offset = Number(m.id);
+            if (!Number.isInteger(offset) || offset < next) continue;
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(m.data);
+            } catch {
+              continue;
+            }
+            if (!isEvent(parsed)) continue;
+            next = offset + 1;
+            handlers.event(offset, parsed);
+          }
+        }
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      dropped = networkProblem(err);
+    }
+    if (signal.aborted) return;
+    failures += 1;
+    handlers.state('reconnecting');
+    const waitMs = dropped?.retryAfterSeconds !== undefined ? dropped.retryAfterSeconds * 1000 : Math.min(5_000, 250 * 2 ** Math.min(failures, 5));
+    await sleep(waitMs, signal);
+  }
+}
+
+function problemFromStream(data: string): Problem {
+  try {
+    const body = JSON.parse(data) as Record<string, unknown>;
+    return {
+      status: typeof body.status === 'number' ? body.status : 500,
+      title: 'The event stream stopped',
+      detail: typeof body.detail === 'string' ? body.detail : 'The server ended the event stream with an error.',
+      failureType: typeof body.failureType === 'string' ? body.failureType : 'StreamFailed',
+    };
+  } catch {
+    return { status: 500, title: 'The event stream stopped', detail: 'The server ended the event stream with an error.', failureType: 'StreamFailed' };
+  }
+}

@@ -1,0 +1,96 @@
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import type { PendingApproval } from '../api-types';
+import { useSigned } from '../auth';
+import { DecisionForm, type Decided } from '../components/decision-form';
+import { ProblemView } from '../components/problem-view';
+import { formatTime, json } from '../format';
+import { usePoll } from '../poll';
+import { hrefFor } from '../router';
+
+const keyOf = (a: { sessionId: string; toolCallId: string }) => `${a.sessionId}/${a.toolCallId}`;
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** The approvals inbox: every call held for a person in the sessions this person may decide. */
+export function ApprovalsPage() {
+  const { api } = useSigned();
+  const inbox = usePoll((signal) => api.get<{ approvals: PendingApproval[] }>('/v1/approvals', signal), 3_000, 'approvals');
+  // Decided here: kept on screen with the outcome, even after the server stops listing them.
+  const [decided, setDecided] = useState<Array<PendingApproval & { decision: Decided }>>([]);
+  const decidedKeys = new Set(decided.map(keyOf));
+  const pending = (inbox.data?.approvals ?? []).filter((a) => !decidedKeys.has(keyOf(a)));
+
+  return (
+    <section aria-labelledby="approvals-title">
+      <h1 id="approvals-title">Approvals</h1>
+      <p class="muted">Tool calls held until a person decides. The model is told the reason you give.</p>
+      {inbox.problem ? <ProblemView problem={inbox.problem} context="The inbox could not be refreshed" /> : null}
+      {inbox.loading && !inbox.data ? <p class="muted">Loading…</p> : pending.length === 0 ? <p class="empty">Nothing is waiting for approval.</p> : null}
+      <ul class="cards">
+        {pending.map((a) => (
+          <li key={keyOf(a)}>
+            <ApprovalCard item={a}>
+              <DecisionForm sessionId={a.sessionId} toolCallId={a.toolCallId} toolName={a.toolName} onDecided={(d) => setDecided((list) => [{ ...a, decision: d }, ...list])} />
+            </ApprovalCard>
+          </li>
+        ))}
+        {decided.map((a) => (
+          <li key={keyOf(a)}>
+            <ApprovalCard item={a}>
+              <p class={`outcome ${a.decision.approved ? 'outcome-completed' : 'outcome-failed'}`} role="status">
+                {a.decision.approved ? 'Approved' : 'Denied'}
+                {a.decision.reason ? `: ${a.decision.reason}` : ''}. {a.decision.approved ? 'The call runs now.' : 'The model is told.'}
+              </p>
+            </ApprovalCard>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function ApprovalCard({ item, children }: { item: PendingApproval; children: ComponentChildren }) {
+  const c = item.confirmation;
+  return (
+    <article class="card approval-card" aria-label={`${item.toolName} in session ${item.sessionId}`}>
+      <header>
+        <h2>
+          <code>{item.toolName}</code> <span class="risk">{item.risk}</span>
+        </h2>
+        <a href={hrefFor({ page: 'session', sessionId: item.sessionId })}>Session {item.sessionId}</a>
+      </header>
+      <dl>
+        <dt>Asked by</dt>
+        <dd>
+          {item.tenant}/{item.user}
+          {item.requestedAt ? `, ${formatTime(item.requestedAt)}` : ''}
+        </dd>
+        {text(c.reason) ? (
+          <>
+            <dt>Why it waits</dt>
+            <dd>{text(c.reason)}</dd>
+          </>
+        ) : null}
+        {text(c.expiresAt) ? (
+          <>
+            <dt>Counts as denied after</dt>
+            <dd>{formatTime(text(c.expiresAt))}</dd>
+          </>
+        ) : null}
+        <dt>Arguments</dt>
+        <dd>
+          <pre class="wrap">{json(c.arguments)}</pre>
+        </dd>
+        {c.change ? (
+          <>
+            <dt>The tool changed</dt>
+            <dd>
+              <pre class="wrap">{json(c.change)}</pre>
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      {children}
+    </article>
+  );
+}

@@ -1,0 +1,65 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import type { Problem } from './api';
+import { useSigned } from './auth';
+import { followEvents, type StreamState } from './event-stream';
+import { applyEvent, emptyTranscript, type Transcript } from './transcript';
+
+export interface SessionStream {
+  transcript: Transcript;
+  state: StreamState | 'idle';
+  problem: Problem | undefined;
+  /** Follows the stream again after it ended (the session was restored by a new message). */
+  ensureFollowing(): void;
+}
+
+/**
+ * A session's transcript, rebuilt from offset 0 and kept live. Events are
+ * applied by offset, so a resumed connection neither loses nor repeats text.
+ * Nothing is read until `enabled` (a session the person may read).
+ */
+export function useSessionStream(sessionId: string, enabled: boolean): SessionStream {
+  const { api, signOut } = useSigned();
+  const [transcript, setTranscript] = useState<Transcript>(emptyTranscript);
+  const [state, setState] = useState<StreamState | 'idle'>('idle');
+  const [problem, setProblem] = useState<Problem | undefined>(undefined);
+  const [generation, setGeneration] = useState(0);
+  const lastOffset = useRef(-1);
+  const stateRef = useRef<StreamState | 'idle'>('idle');
+
+  useEffect(() => {
+    setTranscript(emptyTranscript());
+    lastOffset.current = -1;
+  }, [sessionId]);
+
+  useEffect(() => {
+    if (!enabled) return;
+    const controller = new AbortController();
+    setProblem(undefined);
+    void followEvents({
+      sessionId,
+      fromOffset: lastOffset.current + 1,
+      headers: api.authHeaders(),
+      signal: controller.signal,
+      onUnauthorized: () => signOut(),
+      handlers: {
+        event(offset, event) {
+          lastOffset.current = offset;
+          setTranscript((t) => applyEvent(t, offset, event));
+        },
+        state(s) {
+          stateRef.current = s;
+          setState(s);
+        },
+        problem: setProblem,
+      },
+    });
+    return () => controller.abort();
+  }, [sessionId, enabled, generation, api, signOut]);
+
+  const ensureFollowing = useCallback(() => {
+    const s = stateRef.current;
+    if (s === 'ended' || s === 'failed' || s === 'idle') setGeneration((g) => g + 1);
+  }, []);
+
+  return { transcript, state, problem, ensureFollowing };
+}
