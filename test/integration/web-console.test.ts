@@ -1,0 +1,396 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { mintToken, TokenBook, type ApiTokenEntry } from '../../api/auth';
+import type { EventHub } from '../../api/event-hub';
+import { createApi, listen } from '../../api/server';
+import { MemoryRepository } from '../../activities/memory/memory-repository';
+import type { ChatRequest } from '../../scripted-model';
+import { ensureChromium, HEADLESS_CHROMIUM_ARGS } from '../../scripts/browser';
+import { buildConsole } from '../../web/build';
+import { SESSION_ID_PATTERN as CONSOLE_SESSION_ID_PATTERN, workflowIdFor as consoleWorkflowIdFor } from '../../web/src/api-types';
+import { workflowIdFor } from '../../workflows/messages';
+import { SESSION_ID_PATTERN } from '../../workflows/session-types';
+import { DAY, fact, userSource } from '../support/memory-fixtures';
+import { probeTools, type ProbeLog } from '../support/probe-tools';
+import { eventually, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+
+/*
+ * The web console in a real headless Chromium (Debian's), served by the real
+ * API server in front of the real stack: a worker, Temporal, the scripted
+ * model. Pages are found by role and label, as a person finds them.
+ */
+
+const SCREENSHOTS = path.resolve(__dirname, '../../.data/screenshots');
+const TEMPORAL_UI = process.env.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233';
+const log: ProbeLog = { runs: [] };
+let env: TestEnv;
+let hub: EventHub;
+let base: string;
+let closeServer: () => Promise<void>;
+let browser: Browser;
+const tokens = { ana: '', boss: '', eve: '' };
+const pages: Page[] = [];
+/** Everything the pages wrote to their console, and every uncaught error. */
+const consoleLines: string[] = [];
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  const built = await buildConsole();
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  env = await startTestEnv({ name: 'web', extraTools: probeTools(log) });
+  const entries: ApiTokenEntry[] = [];
+  const add = (key: keyof typeof tokens, tenant: string, user: string, roles: Array<'user' | 'approver' | 'admin'>) => {
+    const { token, entry } = mintToken({ tenant, user, roles });
+    tokens[key] = token;
+    entries.push(entry);
+  };
+  add('ana', 'acme', 'ana', ['user']);
+  add('boss', 'acme', 'boss', ['approver']);
+  add('eve', 'evil', 'eve', ['user']);
+  const api = createApi({ agent: env.agent, tokens: new TokenBook(entries), limits: { requestsPerMinute: 100_000 }, console: { dir: built.outDir, temporalUiUrl: TEMPORAL_UI } });
+  hub = api.hub;
+  const server = await listen(api.app, 0);
+  base = server.url;
+  closeServer = server.close;
+  browser = await puppeteer.launch({ executablePath: ensureChromium(), headless: true, args: HEADLESS_CHROMIUM_ARGS });
+}, 120_000);
+
+afterEach(async () => {
+  await Promise.all(pages.splice(0).map((p) => p.close().catch(() => undefined)));
+});
+
+afterAll(async () => {
+  await browser?.close().catch(() => undefined);
+  await closeServer?.();
+  hub?.close();
+  await env?.close();
+  // Nothing the pages logged holds a token.
+  for (const token of Object.values(tokens)) expect(consoleLines.join('\n')).not.toContain(token);
+});
+
+// ---- helpers: what a person does ----
+
+async function newPage(viewport = { width: 1280, height: 900 }): Promise<Page> {
+  const page = await browser.newPage();
+  pages.push(page);
+  await page.setViewport(viewport);
+  page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (err) => pageErrors.push(String(err)));
+  return page;
+}
+
+const button = (name: string) => `::-p-aria([name="${name}"][role="button"])`;
+
+/** Opens the console at `hash` and signs in with the token, as pasted into the form. */
+async function signedIn(token: string, hash = '#/sessions', viewport?: { width: number; height: number }): Promise<Page> {
+  const page = await newPage(viewport);
+  await page.goto(`${base}/${hash}`);
+  await page.locator('::-p-aria(Bearer token)').fill(token);
+  await page.locator(button('Sign in')).click();
+  await page.locator(button('Sign out')).wait();
+  return page;
+}
+
+/*
+ * Code that runs in the page is written as strings (the root tsconfig has no DOM
+ * types, and puppeteer sends functions as source anyway).
+ */
+const js = JSON.stringify;
+/** Polled, not on mutation: streamed text changes a text node's data, which puppeteer's mutation polling does not watch. */
+const POLL_MS = 40;
+const textOf = (page: Page) => page.evaluate('document.body.innerText') as Promise<string>;
+
+async function waitForText(page: Page, text: string, timeout = 20_000): Promise<void> {
+  await page.waitForFunction(`document.body.innerText.includes(${js(text)})`, { timeout, polling: POLL_MS });
+}
+
+/** In-page: the answer of a turn as shown, its streamed text parts joined; null before the turn shows. */
+const answerJs = (turnId: string) =>
+  `(() => { const s = document.querySelector(${js(`section[aria-label="Answer to ${turnId}"]`)}); return s ? Array.from(s.querySelectorAll('p[aria-live]'), (p) => p.textContent ?? '').join('\\n\\n') : null; })()`;
+
+const answerOf = (page: Page, turnId: string) => page.evaluate(answerJs(turnId)) as Promise<string | null>;
+
+/** Waits until the answer is part-way (some text, not all of `full`), or until the turn shows `outcome`. */
+async function waitForAnswer(page: Page, turnId: string, mode: 'partial' | 'outcome', full: string, outcome = 'Completed', timeout = 30_000): Promise<void> {
+  const condition =
+    mode === 'partial'
+      ? `(() => { const t = ${answerJs(turnId)} ?? ''; return t.length > 0 && t.length < ${full.length}; })()`
+      : `Array.from(document.querySelectorAll(${js(`section[aria-label="Answer to ${turnId}"] p`)})).some((p) => p.textContent === ${js(outcome)})`;
+  await page.waitForFunction(condition, { timeout, polling: POLL_MS });
+}
+
+/** Waits until the answer's text has at least `chars` characters. */
+async function waitForChars(page: Page, turnId: string, chars: number): Promise<void> {
+  await page.waitForFunction(`(${answerJs(turnId)} ?? '').length >= ${chars}`, { timeout: 20_000, polling: POLL_MS });
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.locator('::-p-aria([name="Message"][role="textbox"])').fill(text);
+  await page.locator(button('Send')).click();
+}
+
+async function screenshot(page: Page, name: string, element?: string): Promise<string> {
+  const file = path.join(SCREENSHOTS, `${name}.png`);
+  if (element) {
+    const handle = await page.waitForSelector(element);
+    await handle!.screenshot({ path: file });
+  } else {
+    await page.screenshot({ path: file, fullPage: true });
+  }
+  return file;
+}
+
+const api = (method: string, urlPath: string, token: string, body?: unknown) =>
+  fetch(`${base}${urlPath}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+
+function scriptWipe(sessionId: string, answer: string): void {
+  env.model.script(
+    [
+      { respond: { kind: 'tool_calls', calls: [{ id: 'call_wipe', name: 'local_wipe', arguments: { confirmText: 'all' } }] } },
+      { match: { hasToolResults: true }, respond: { kind: 'text', text: answer } },
+    ],
+    { lane: sessionId },
+  );
+}
+
+const runsOf = (sessionId: string) => log.runs.filter((r) => r.key.startsWith(`${sessionId}:`));
+
+async function waitForPending(sessionId: string): Promise<void> {
+  await eventually(async () => {
+    const view = (await (await api('GET', `/v1/sessions/${sessionId}`, tokens.ana)).json()) as { pendingConfirmations?: unknown[] };
+    return (view.pendingConfirmations?.length ?? 0) > 0;
+  }, 'the held call');
+}
+
+const STORY = 'Once upon a time a durable agent kept every word it said, even when the page it spoke to was closed and opened again.';
+
+// ---- tests ----
+
+describe('web console', () => {
+  it('keeps its copy of the session id rule and the workflow id in step with the workflow', () => {
+    expect(CONSOLE_SESSION_ID_PATTERN.source).toBe(SESSION_ID_PATTERN.source);
+    expect(consoleWorkflowIdFor('abc')).toBe(workflowIdFor('abc'));
+  });
+
+  it('refuses an unknown token, signs in with a good one, and a new session streams its answer as it arrives', async () => {
+    const page = await newPage();
+    await page.goto(`${base}/#/sessions`);
+    await page.locator('::-p-aria(Bearer token)').fill('dat_not-a-real-token');
+    await page.locator(button('Sign in')).click();
+    await waitForText(page, 'The bearer token is not known to this server.');
+    await page.locator('::-p-aria(Bearer token)').fill(tokens.ana);
+    await page.locator(button('Sign in')).click();
+    await waitForText(page, 'acme/ana (user)');
+    expect(await page.evaluate('window.sessionStorage.length')).toBe(1);
+
+    await page.locator(button('New session')).click();
+    await page.waitForFunction(`window.location.hash.startsWith('#/sessions/')`);
+    const sessionId = decodeURIComponent(((await page.evaluate('window.location.hash')) as string).slice('#/sessions/'.length));
+    expect(sessionId).toMatch(SESSION_ID_PATTERN);
+    await waitForText(page, 'your first message starts it');
+    env.model.script([{ respond: { kind: 'text', text: STORY, chunkSize: 6, delayMs: 60 } }], { lane: sessionId });
+    await send(page, 'Tell me a short story.');
+    // Seen part-way, then whole: the text arrived in steps.
+    await waitForAnswer(page, 'turn-1', 'partial', STORY);
+    await waitForAnswer(page, 'turn-1', 'outcome', STORY);
+    expect(await answerOf(page, 'turn-1')).toBe(STORY);
+    await waitForText(page, 'Tell me a short story.');
+
+    // The inspector: version, counters, and the workflow in the Temporal Web UI.
+    const link = await page.waitForSelector(`::-p-aria(Open ${workflowIdFor(sessionId)} in the Temporal Web UI)`);
+    expect(await link!.evaluate((a) => (a as unknown as { href: string }).href)).toBe(`${TEMPORAL_UI}/namespaces/${env.config.temporal.namespace}/workflows/${workflowIdFor(sessionId)}`);
+    await page.waitForFunction(`/Version\\s*1/.test(document.querySelector('aside')?.innerText ?? '')`, { polling: POLL_MS });
+    expect(await page.evaluate(`document.querySelector('aside').innerText`)).toMatch(/modelCalls\s*1/);
+    await screenshot(page, 'chat');
+    await screenshot(page, 'inspector', '::-p-aria([name="Inspector"][role="complementary"])');
+  });
+
+  it('an approver approves a held destructive call from the inbox: the tool runs exactly once and the cards update', async () => {
+    const sessionId = uniqueId('web-approve');
+    scriptWipe(sessionId, 'Wiped.');
+    expect((await api('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'wipe my notes' })).status).toBe(202);
+    await waitForPending(sessionId);
+    const page = await signedIn(tokens.boss, '#/approvals');
+    await waitForText(page, 'acme/boss (approver)');
+    const card = await page.waitForSelector(`::-p-aria([name="local_wipe in session ${sessionId}"][role="article"])`);
+    expect(runsOf(sessionId)).toHaveLength(0);
+    await screenshot(page, 'inbox');
+    await (await card!.waitForSelector('::-p-aria([name="Reason (optional, the model is told)"][role="textbox"])'))!.type('checked with ana');
+    await (await card!.waitForSelector(button('Approve')))!.click();
+    await waitForText(page, 'Approved: checked with ana. The call runs now.');
+    await eventually(() => runsOf(sessionId).length === 1, 'the wipe to run');
+
+    // The session's own tool card shows the decision and the result.
+    await page.goto(`${base}/#/sessions/${sessionId}`);
+    await waitForAnswer(page, 'turn-1', 'outcome', 'Wiped.');
+    const tool = await page.waitForSelector('::-p-aria([name="Tool call local_wipe"][role="article"])');
+    const toolText = await tool!.evaluate((el) => (el as unknown as { innerText: string }).innerText);
+    expect(toolText).toContain('Done');
+    expect(toolText).toContain('Approved by acme/boss: checked with ana');
+    expect(toolText).toContain('"wiped":true');
+    expect(await answerOf(page, 'turn-1')).toBe('Wiped.');
+    expect(runsOf(sessionId)).toHaveLength(1);
+  });
+
+  it('the owner denies a held call from its approval card with a reason: the model is told, the tool never runs', async () => {
+    const sessionId = uniqueId('web-deny');
+    scriptWipe(sessionId, 'Okay, I left them.');
+    const page = await signedIn(tokens.ana, `#/sessions/${sessionId}`);
+    await waitForText(page, 'your first message starts it');
+    await send(page, 'wipe my notes');
+    const tool = await page.waitForSelector('::-p-aria([name="Tool call local_wipe"][role="article"])');
+    await tool!.waitForSelector(button('Deny'));
+    await waitForText(page, 'Waiting for approval');
+    await (await tool!.waitForSelector('::-p-aria([name="Reason (optional, the model is told)"][role="textbox"])'))!.type('not today');
+    await (await tool!.waitForSelector(button('Deny')))!.click();
+    await waitForAnswer(page, 'turn-1', 'outcome', 'Okay, I left them.');
+    expect(await answerOf(page, 'turn-1')).toBe('Okay, I left them.');
+    const toolText = await tool!.evaluate((el) => (el as unknown as { innerText: string }).innerText);
+    expect(toolText).toContain('Denied by acme/ana: not today');
+    expect(runsOf(sessionId)).toHaveLength(0);
+    // What the model got back for the call.
+    const requests = env.model.requestsFor(sessionId);
+    const messages = (requests[requests.length - 1]!.body as ChatRequest).messages as Array<{ role: string; content?: unknown }>;
+    const result = JSON.parse(String(messages.filter((m) => m.role === 'tool').at(-1)?.content)) as { error: { type: string; message: string } };
+    expect(result.error.type).toBe('ToolDeclined');
+    expect(result.error.message).toMatch(/declined this action: not today/);
+  });
+
+  it('Stop ends a long answer: the turn is marked interrupted and its text stops growing', async () => {
+    const sessionId = uniqueId('web-stop');
+    const long = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    env.model.script([{ respond: { kind: 'text', text: long, chunkSize: 5, delayMs: 200 } }], { lane: sessionId });
+    const page = await signedIn(tokens.ana, `#/sessions/${sessionId}`);
+    await waitForText(page, 'your first message starts it');
+    await send(page, 'Count for a long time.');
+    await waitForChars(page, 'turn-1', 10);
+    await page.locator(button('Stop')).click();
+    await waitForAnswer(page, 'turn-1', 'outcome', long, 'Interrupted');
+    const atStop = await answerOf(page, 'turn-1');
+    expect(atStop!.length).toBeLessThan(long.length);
+    expect(long.startsWith(atStop!)).toBe(true);
+    // The scripted model would have gone on for seconds; nothing more arrives.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await answerOf(page, 'turn-1')).toBe(atStop);
+    expect(await page.$(button('Stop'))).toBeNull();
+  });
+
+  it('a reload mid-answer rebuilds the transcript from the event stream and keeps streaming, nothing lost or doubled', async () => {
+    const sessionId = uniqueId('web-reload');
+    const text = `${STORY} ${STORY.split('').reverse().join('')} The end.`;
+    env.model.script([{ respond: { kind: 'text', text, chunkSize: 6, delayMs: 100 } }], { lane: sessionId });
+    const page = await signedIn(tokens.ana, `#/sessions/${sessionId}`);
+    await waitForText(page, 'your first message starts it');
+    await send(page, 'A longer story, please.');
+    await waitForChars(page, 'turn-1', 30);
+    await page.reload();
+    // Still signed in (the token is in this tab's session storage), and part-way through the answer.
+    await waitForAnswer(page, 'turn-1', 'partial', text);
+    await waitForAnswer(page, 'turn-1', 'outcome', text);
+    expect(await answerOf(page, 'turn-1')).toBe(text);
+    // The message sent before the reload comes back from the session's window.
+    await waitForText(page, 'A longer story, please.');
+  });
+
+  it('another tenant sees no sessions and no approvals, and a direct link to a session shows not authorized, not its content', async () => {
+    const sessionId = uniqueId('web-private');
+    scriptWipe(sessionId, 'Never shown.');
+    expect((await api('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'secret plans: wipe my notes' })).status).toBe(202);
+    await waitForPending(sessionId);
+    // The held call is in acme's inbox...
+    const inbox = (await (await api('GET', '/v1/approvals', tokens.boss)).json()) as { approvals: Array<{ sessionId: string }> };
+    expect(inbox.approvals.map((a) => a.sessionId)).toContain(sessionId);
+
+    // ...and nowhere for evil/eve.
+    const page = await signedIn(tokens.eve, '#/sessions');
+    await waitForText(page, 'evil/eve (user)');
+    await waitForText(page, 'No running sessions.');
+    await page.goto(`${base}/#/approvals`);
+    await waitForText(page, 'Nothing is waiting for approval.');
+    await page.goto(`${base}/#/sessions/${sessionId}`);
+    await waitForText(page, 'You may not open this session');
+    await page.waitForSelector('::-p-aria([role="alert"])');
+    const shown = await textOf(page);
+    expect(shown).toContain('NotAuthorized');
+    expect(shown).not.toContain('secret plans');
+    expect(shown).not.toContain('local_wipe');
+    expect(await page.$('::-p-aria([name="Message"][role="textbox"])')).toBeNull();
+    expect((await api('POST', `/v1/sessions/${sessionId}/tool-calls/call_wipe/decision`, tokens.ana, { approved: false, reason: 'cleanup' })).status).toBe(204);
+  });
+
+  it('on a phone-sized screen the chat is usable: one column, no horizontal scroll, navigation behind Menu', async () => {
+    const sessionId = uniqueId('web-phone');
+    const answer = `Here is a long link that must wrap: https://example.com/${'x'.repeat(120)} and a short line after it.`;
+    env.model.script([{ respond: { kind: 'text', text: answer } }], { lane: sessionId });
+    const page = await signedIn(tokens.ana, `#/sessions/${sessionId}`, { width: 375, height: 812 });
+    await waitForText(page, 'your first message starts it');
+    await send(page, 'Send me the link.');
+    await waitForAnswer(page, 'turn-1', 'outcome', answer);
+    const widths = (await page.evaluate('({ doc: document.documentElement.scrollWidth, body: document.body.scrollWidth, inner: window.innerWidth })')) as { doc: number; body: number; inner: number };
+    expect(widths.inner).toBe(375);
+    expect(widths.doc).toBeLessThanOrEqual(375);
+    expect(widths.body).toBeLessThanOrEqual(375);
+    // The navigation is folded away until Menu opens it.
+    const navDisplay = () => page.evaluate(`getComputedStyle(document.getElementById('main-nav')).display`);
+    expect(await navDisplay()).toBe('none');
+    await page.locator(button('Menu')).click();
+    expect(await navDisplay()).not.toBe('none');
+    await page.waitForSelector('::-p-aria([name="Approvals"][role="link"])', { visible: true });
+    await page.locator(button('Menu')).click();
+    // The message box and Send fit the screen.
+    for (const target of ['::-p-aria([name="Message"][role="textbox"])', button('Send')]) {
+      const box = await (await page.waitForSelector(target))!.boundingBox();
+      expect(box!.x).toBeGreaterThanOrEqual(0);
+      expect(box!.x + box!.width).toBeLessThanOrEqual(375);
+    }
+    await screenshot(page, 'phone');
+  });
+
+  it('the sessions list, memory browser and dashboard render; a memory is deleted with its reason kept; every page has a screenshot', async () => {
+    const now = new Date();
+    const repo = new MemoryRepository(env.db);
+    await repo.ensureIndexes();
+    const common = { source: userSource('s-web', 'turn-1'), statedAt: now, expiresAt: new Date(now.getTime() + 30 * DAY) };
+    const scoped = repo.forNamespace({ tenant: 'acme', user: 'ana' });
+    await scoped.writeFact(fact('home city', 'Lisbon', common), { actor: { by: 'import' }, now });
+    await scoped.writeFact(fact('team', 'platform', common), { actor: { by: 'import' }, now });
+
+    const page = await signedIn(tokens.boss, '#/sessions');
+    await page.waitForSelector('::-p-aria([role="table"])');
+    await screenshot(page, 'sessions');
+
+    const ana = await signedIn(tokens.ana, '#/memories');
+    await waitForText(ana, "The user's home city is Lisbon.");
+    await waitForText(ana, "The user's team is platform.");
+    await ana.locator('::-p-aria([name="Search"][role="searchbox"])').fill('lisbon');
+    await ana.waitForFunction(`!document.body.innerText.includes("The user's team is platform.")`, { polling: POLL_MS });
+    await screenshot(ana, 'memories');
+    const listed = (await (await api('GET', '/v1/users/acme/ana/memories?q=Lisbon', tokens.ana)).json()) as { memories: Array<{ id: string }> };
+    const card = await ana.waitForSelector(`::-p-aria([name="Memory ${listed.memories[0]!.id}"][role="article"])`);
+    await (await card!.waitForSelector('::-p-aria([name="Reason for deleting (kept in the audit trail)"][role="textbox"])'))!.type('moved to Porto');
+    await (await card!.waitForSelector(button('Delete')))!.click();
+    await waitForText(ana, 'No memories match.');
+    await ana.locator('::-p-aria([name="deleted"][role="checkbox"])').click();
+    await waitForText(ana, "The user's home city is Lisbon.");
+    expect(await textOf(ana)).toMatch(/Status\s*deleted/);
+
+    await ana.goto(`${base}/#/dashboard`);
+    await waitForText(ana, 'Metrics land with the metrics issue');
+    await screenshot(ana, 'dashboard');
+
+    for (const name of ['sessions', 'chat', 'inspector', 'inbox', 'memories', 'dashboard', 'phone']) {
+      const file = path.join(SCREENSHOTS, `${name}.png`);
+      expect({ name, bytes: fs.existsSync(file) ? fs.statSync(file).size : 0 }).toEqual({ name, bytes: expect.any(Number) });
+      expect(fs.statSync(file).size).toBeGreaterThan(1_000);
+    }
+    // No script errors, and nothing refused by the server's Content-Security-Policy (the
+    // only console errors are the browser's own notes on the 4xx answers the tests provoke).
+    expect(pageErrors).toEqual([]);
+    expect(consoleLines.filter((l) => l.startsWith('error: ') && !l.includes('Failed to load resource'))).toEqual([]);
+  });
+});
