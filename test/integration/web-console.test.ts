@@ -393,4 +393,80 @@ describe('web console', () => {
     expect(pageErrors).toEqual([]);
     expect(consoleLines.filter((l) => l.startsWith('error: ') && !l.includes('Failed to load resource'))).toEqual([]);
   });
+
+  it('is accessible on every page: each control named, each reached by Tab with a visible focus, text contrast at least 4.5:1', async () => {
+    const sessionId = uniqueId('web-a11y');
+    scriptWipe(sessionId, 'Wiped.');
+    await api('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'wipe my notes' });
+    await waitForPending(sessionId);
+    const signIn = await newPage();
+    await signIn.goto(`${base}/#/sessions`);
+    await signIn.locator('::-p-aria(Bearer token)').wait();
+    const checked: Array<{ page: string; controls: number }> = [];
+    const problems: string[] = [];
+    const audit = async (page: Page, name: string) => {
+      // Names as assistive technology computes them (Chromium's accessibility tree).
+      const tree = await page.accessibility.snapshot({ interestingOnly: true });
+      const walk = (node: { role?: string; name?: string; children?: unknown[] } | null | undefined): void => {
+        if (!node) return;
+        if (['button', 'textbox', 'searchbox', 'combobox', 'checkbox', 'link', 'radio'].includes(node.role ?? '') && !(node.name ?? '').trim()) problems.push(`${name}: a ${node.role} without a name`);
+        for (const c of (node.children ?? []) as Array<typeof node>) walk(c);
+      };
+      walk(tree as never);
+      // Every enabled control is reached by Tab, in turn, and shows where the focus is.
+      const controls = (await page.evaluate(`Array.from(document.querySelectorAll('a[href], button:not([disabled]), input:not([disabled]), textarea:not([disabled]), select:not([disabled])')).filter((e) => e.offsetParent !== null).length`)) as number;
+      const reached = new Set<string>();
+      await page.evaluate('document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)');
+      for (let i = 0; i < controls + 5; i++) {
+        await page.keyboard.press('Tab');
+        const focus = (await page.evaluate(`(() => {
+          const e = document.activeElement;
+          if (!e || e === document.body) return null;
+          const st = getComputedStyle(e);
+          const visible = (st.outlineStyle !== 'none' && parseFloat(st.outlineWidth) > 0) || st.boxShadow !== 'none';
+          const all = Array.from(document.querySelectorAll('*'));
+          return { key: all.indexOf(e) + ':' + e.tagName, visible, label: (e.getAttribute('aria-label') || e.textContent || e.getAttribute('name') || '').slice(0, 40) };
+        })()`)) as { key: string; visible: boolean; label: string } | null;
+        if (!focus) continue;
+        reached.add(focus.key);
+        if (!focus.visible) problems.push(`${name}: focus on "${focus.label}" is not visible`);
+      }
+      if (reached.size < controls) problems.push(`${name}: Tab reached ${reached.size} of ${controls} controls`);
+      // WCAG AA: text against the background it is drawn on (the nearest opaque one), disabled controls exempt.
+      const low = (await page.evaluate(`(() => {
+        const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+        const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+        const bg = (e) => { for (let n = e; n; n = n.parentElement) { const c = rgb(getComputedStyle(n).backgroundColor); if (c.length === 3 || (c.length === 4 && c[3] > 0.9)) return c.slice(0, 3); } return [255, 255, 255]; };
+        const out = [];
+        for (const e of document.querySelectorAll('body *')) {
+          if (e.closest('[disabled]') || e.offsetParent === null) continue;
+          if (!Array.from(e.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+          const fg = rgb(getComputedStyle(e).color).slice(0, 3);
+          const [a, b] = [lum(fg), lum(bg(e))];
+          const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+          if (ratio < 4.5) out.push(e.tagName + ' "' + e.textContent.trim().slice(0, 30) + '" ' + ratio.toFixed(2));
+        }
+        return out;
+      })()`)) as string[];
+      for (const l of low) problems.push(`${name}: low contrast ${l}`);
+      checked.push({ page: name, controls });
+    };
+    await audit(signIn, 'sign-in');
+    const ana = await signedIn(tokens.ana, `#/sessions/${encodeURIComponent(sessionId)}`);
+    await ana.locator(button('Approve')).wait();
+    await audit(ana, 'chat with an approval card');
+    const boss = await signedIn(tokens.boss, '#/approvals');
+    await boss.locator(button('Approve')).wait();
+    await audit(boss, 'approvals');
+    for (const hash of ['#/sessions', '#/memories', '#/dashboard']) {
+      await boss.goto(`${base}/${hash}`);
+      await boss.locator(button('Sign out')).wait();
+      await new Promise((r) => setTimeout(r, 300));
+      await audit(boss, hash);
+    }
+    expect(problems).toEqual([]);
+    expect(checked.every((c) => c.controls > 0)).toBe(true);
+    await api('POST', `/v1/sessions/${sessionId}/tool-calls/call_wipe/decision`, tokens.boss, { approved: false, reason: 'test over' });
+  });
 });
+
