@@ -360,6 +360,17 @@ describe('web console', () => {
     await scoped.writeFact(fact('home city', 'Lisbon', common), { actor: { by: 'import' }, now });
     await scoped.writeFact(fact('team', 'platform', common), { actor: { by: 'import' }, now });
 
+    // The inspector names the memories a turn recalled, with their text, for the owner.
+    const recallSession = uniqueId('web-recall');
+    env.model.script([{ respond: { kind: 'text', text: 'You live in Lisbon [mem:x].' } }], { lane: recallSession });
+    const owner = await signedIn(tokens.ana, `#/sessions/${encodeURIComponent(recallSession)}`);
+    await send(owner, 'What is my home city?');
+    await waitForText(owner, 'You live in Lisbon');
+    await owner.waitForFunction(
+      `(() => { const a = document.querySelector('aside.inspector'); return !!a && a.innerText.includes("The user's home city is Lisbon."); })()`,
+      { timeout: 20_000, polling: POLL_MS },
+    );
+
     const page = await signedIn(tokens.boss, '#/sessions');
     await page.waitForSelector('::-p-aria([role="table"])');
     await screenshot(page, 'sessions');

@@ -1,5 +1,7 @@
 import { Fragment } from 'preact';
-import type { Me, SessionCounters, SessionView } from '../api-types';
+import { useEffect, useState } from 'preact/hooks';
+import type { Memory, Me, SessionCounters, SessionView } from '../api-types';
+import { useSigned } from '../auth';
 import { workflowIdFor } from '../api-types';
 import { formatTime, json } from '../format';
 import { hrefFor } from '../router';
@@ -38,6 +40,55 @@ function Counters({ counters }: { counters: SessionCounters }) {
 }
 
 /**
+ * The text of the memories recalled in a turn. The model cites memories by a
+ * short id (the start of the memory id's hex); the owner and admins of the
+ * tenant may read the owner's memories, so for them the ids are resolved.
+ */
+function useRecalledTexts(owner: { tenant: string; user: string } | undefined, shortIds: string[]): Map<string, Memory> {
+  const { api, me } = useSigned();
+  const [found, setFound] = useState<Map<string, Memory>>(new Map());
+  const key = shortIds.join(',');
+  const allowed = owner !== undefined && ((owner.tenant === me.tenant && owner.user === me.user) || (owner.tenant === me.tenant && me.roles.includes('admin')));
+  useEffect(() => {
+    if (!allowed || !owner || shortIds.length === 0) return;
+    const controller = new AbortController();
+    // Every status: a memory recalled then may have been superseded or deleted since.
+    api
+      .get<{ memories: Memory[] }>(`/v1/users/${encodeURIComponent(owner.tenant)}/${encodeURIComponent(owner.user)}/memories?status=active,superseded,expired,deleted&limit=500`, controller.signal)
+      .then(({ memories }) => {
+        const byShort = new Map<string, Memory>();
+        for (const short of shortIds) {
+          const hit = memories.filter((m) => m.id.replace(/^mem_/, '').startsWith(short));
+          if (hit.length === 1) byShort.set(short, hit[0]!);
+        }
+        setFound(byShort);
+      })
+      .catch(() => undefined);
+    return () => controller.abort();
+  }, [allowed, owner?.tenant, owner?.user, key]);
+  return found;
+}
+
+function RecalledIds({ label, ids, texts }: { label: string; ids: string[]; texts: Map<string, Memory> }) {
+  if (ids.length === 0) return null;
+  return (
+    <>
+      <span class="muted">{label}:</span>
+      <ul>
+        {ids.map((id) => {
+          const m = texts.get(id);
+          return (
+            <li key={id}>
+              <code>{id}</code> {m ? <>{m.text}{m.status !== 'active' ? <span class="muted"> ({m.status} since)</span> : null}</> : null}
+            </li>
+          );
+        })}
+      </ul>
+    </>
+  );
+}
+
+/**
  * What the session holds: the window of raw turns, the summary of older
  * ones, key facts, recalled memories, version, counters and the calls
  * waiting for a person, with a link to its workflow in the Temporal Web UI.
@@ -46,6 +97,7 @@ export function Inspector({ me, sessionId, view, turns }: { me: Me; sessionId: s
   const link = temporalUiLink(me, sessionId);
   const recalled = turns.filter((t) => t.recalled && t.recalled.strong.length + t.recalled.weak.length > 0);
   const owner = view ? (view.owner ?? view.namespace) : undefined;
+  const texts = useRecalledTexts(owner, [...new Set(recalled.flatMap((t) => [...t.recalled!.strong, ...t.recalled!.weak]))]);
   return (
     <aside class="inspector" aria-labelledby="inspector-title">
       <h2 id="inspector-title">Inspector</h2>
@@ -161,7 +213,9 @@ export function Inspector({ me, sessionId, view, turns }: { me: Me; sessionId: s
             <ul>
               {recalled.map((t) => (
                 <li key={t.turnId}>
-                  {t.turnId}: strong {t.recalled!.strong.join(', ') || 'none'}; weak {t.recalled!.weak.join(', ') || 'none'}
+                  {t.turnId}
+                  <RecalledIds label="strong" ids={t.recalled!.strong} texts={texts} />
+                  <RecalledIds label="weak" ids={t.recalled!.weak} texts={texts} />
                 </li>
               ))}
             </ul>
