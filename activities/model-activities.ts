@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { countMetric, observeMetric } from './metrics';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
@@ -173,6 +174,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
       let finishReason: string | null = null;
       let usage: CallModelResult['usage'] = null;
       let unpublished: string[];
+      let firstTokenAt: number | undefined;
       try {
         const stream = await deps.openai.chat.completions.create(params, {
           signal: ctx.cancellationSignal,
@@ -185,6 +187,10 @@ export function createModelActivities(deps: ModelActivityDeps) {
           const choice = chunk.choices[0];
           if (!choice) continue;
           const delta = choice.delta;
+          if (firstTokenAt === undefined && (delta.content || delta.tool_calls?.length)) {
+            firstTokenAt = performance.now();
+            observeMetric('modelTtft', (firstTokenAt - startedAt) / 1000);
+          }
           if (delta.content && content.length < MODEL_OUTPUT_LIMITS.maxTextChars) {
             // Past the limit the rest of the answer is dropped here, before it reaches history or events.
             const piece = delta.content.slice(0, MODEL_OUTPUT_LIMITS.maxTextChars - content.length);
@@ -203,12 +209,21 @@ export function createModelActivities(deps: ModelActivityDeps) {
         // it keeps them as the partial answer. A failed attempt's deltas go out too, marked by attempt.
         await relay.drain().catch(() => undefined);
         if (ctx.cancellationSignal.aborted) throw new CancelledFailure('model call interrupted');
-        throw err instanceof ApplicationFailure ? err : classifyModelError(err, model, deps.openai.baseURL);
+        const failure = err instanceof ApplicationFailure ? err : classifyModelError(err, model, deps.openai.baseURL);
+        countMetric('modelCalls', { outcome: 'error' });
+        countMetric('modelErrors', { class: failure.type ?? 'Unknown' });
+        throw failure;
       } finally {
         clearInterval(beat);
         relay.stop();
       }
 
+      countMetric('modelCalls', { outcome: 'ok' });
+      observeMetric('modelSeconds', (performance.now() - startedAt) / 1000);
+      if (usage) {
+        countMetric('modelTokens', { direction: 'input' }, usage.promptTokens);
+        countMetric('modelTokens', { direction: 'output' }, usage.completionTokens);
+      }
       const { toolCalls, truncatedArguments, droppedToolCalls } = boundToolCalls(calls.list((index) => `call_${input.turnId}_${input.step}_${index}`));
       return {
         content: content === '' ? null : content,

@@ -5,6 +5,7 @@ import { ConfigError, configuredSecrets, describeConfig, loadConfig } from './co
 import { createAgentWorker } from './agent-worker';
 import { DependencyUnreachableError } from './dependencies';
 import { redactingLogger } from './redacting-logger';
+import { metricsBindAddress, prometheusTelemetry } from './telemetry';
 
 /** EX_CONFIG and EX_UNAVAILABLE from sysexits.h: a supervisor can tell "fix the config" from "a service is down". */
 const EXIT_CONFIG = 78;
@@ -19,7 +20,9 @@ async function main(): Promise<void> {
   const secrets = [...configuredSecrets(config), ...mcpSecrets];
   redactor = new SecretRedactor(secrets);
   // Installed before any connection exists: the SDK logs failures with their errors, which may echo a secret.
-  Runtime.install({ logger: redactingLogger(new DefaultLogger('INFO'), secrets) });
+  const metrics = metricsBindAddress(process.env);
+  Runtime.install({ logger: redactingLogger(new DefaultLogger('INFO'), secrets), ...(metrics ? { telemetryOptions: prometheusTelemetry(metrics) } : {}) });
+  if (metrics) console.log(`durable-agent worker metrics on http://${metrics}/metrics`);
   console.log('durable-agent worker starting with', JSON.stringify(describeConfig(config)));
   const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
   console.log(`durable-agent worker polling task queue "${config.temporal.taskQueue}" on ${config.temporal.address}`);

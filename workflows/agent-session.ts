@@ -1,4 +1,5 @@
 import { allHandlersFinished, condition, makeContinueAsNewFunc, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { count } from './metrics';
 import { SessionStatusKey } from './search-attributes';
 import { describeZodError } from './input-guard';
 import { notAuthorized } from './principal';
@@ -77,6 +78,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       if (historyTooLong() && run.queue.length === 0) {
         await memory.settled();
         run.counters.continuedAsNew += 1;
+        count('continuedAsNew');
         run.continuing = true;
         run.events.stream.detachPollers();
         await condition(allHandlersFinished);

@@ -76,6 +76,8 @@ export interface ToolCallOutcome {
   waitedMs?: number;
   arguments: string;
   result: string;
+  /** The failure type, when the call did not succeed (ToolTimeout, ToolDeclined, ...). */
+  errorType?: string;
 }
 
 /** A decision on a risky call, once made. */
@@ -326,6 +328,7 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
       ...(waitedMs !== undefined ? { waitedMs } : {}),
       arguments: previewValue(argumentsPreview, 300),
       result: preview(content, 300),
+      ...(errorType ? { errorType } : {}),
     });
     events.emit({
       type: 'tool_call_result',

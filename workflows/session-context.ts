@@ -1,8 +1,8 @@
 import type { ChatMessage } from './chat-message';
 import { planEviction, type WindowLimits } from './context-window';
-import { extractKeyFacts, mergeKeyFacts, type KeyFact } from './key-facts';
+import { extractKeyFacts, mergeKeyFacts, renderKeyFacts, type KeyFact } from './key-facts';
 import { assemblePrompt } from './prompt-assembly';
-import { emptySummary, type SessionSummary } from './session-summary';
+import { emptySummary, isEmptySummary, renderSummary, type SessionSummary } from './session-summary';
 import type { Turn } from './session-types';
 
 /** The three context layers as carried across continue-as-new and archive. */
@@ -55,6 +55,20 @@ export class SessionContext {
     const done = new Set(turns.map((t) => t.turnId));
     this.state.unfolded = this.state.unfolded.filter((t) => !done.has(t.turnId));
     this.state.summary = summary;
+  }
+
+  /** Turns in the window now. */
+  get windowTurns(): number {
+    return this.state.window.length;
+  }
+
+  /** The share of a prompt's characters taken by the pinned context: key facts and summary. */
+  pinnedShare(prompt: readonly ChatMessage[]): number {
+    const total = prompt.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : 0), 0);
+    if (total === 0) return 0;
+    const facts = this.state.keyFacts.length ? renderKeyFacts(this.state.keyFacts).length : 0;
+    const summary = isEmptySummary(this.state.summary) ? 0 : renderSummary(this.state.summary).length;
+    return Math.min(1, (facts + summary) / total);
   }
 
   prompt(systemPrompt: string, current: readonly ChatMessage[], recalled: { strong: string[]; weak: string[] } = { strong: [], weak: [] }): ChatMessage[] {

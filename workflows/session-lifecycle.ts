@@ -9,6 +9,7 @@ import type { SessionRun } from './session-run';
 import { STREAM_BYTES_KEPT, type CarriedState } from './session-state';
 import { emptyCounters } from './session-types';
 import { ToolPins } from './tool-pins';
+import { count, observe } from './metrics';
 import { nowMs } from './workflow-clock';
 
 const { loadArchive, saveArchive } = proxyActivities<SessionActivities>({
@@ -64,8 +65,11 @@ export async function ensureSearchAttributes(run: SessionRun): Promise<void> {
 /** A fresh run reads the session's archive, if it has one, and continues from it. */
 export async function restoreFromArchive(run: SessionRun): Promise<void> {
   if (run.restored) return;
+  const loadStarted = nowMs();
   const archive = await loadArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'load archive' }, [{ sessionId: run.sessionId }]);
   if (archive && archive.status === 'archived') {
+    count('restores');
+    observe('restoreSeconds', (nowMs() - loadStarted) / 1000);
     run.createdAt = archive.createdAt;
     run.version = archive.version;
     run.baseVersion = archive.version;
@@ -144,9 +148,12 @@ export async function archiveSession(run: SessionRun): Promise<{ archiveConflict
   };
   try {
     await saveArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'archive session' }, [{ archive, baseVersion: run.baseVersion }]);
+    count('archives', { result: 'ok' });
+    observe('archiveSeconds', (nowMs() - archivedAt) / 1000);
     return {};
   } catch (err) {
     if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FailureType.SessionVersionConflict)) throw err;
+    count('archives', { result: 'conflict' });
     run.events.emit({ type: 'error', errorType: FailureType.SessionVersionConflict, message: err.cause.message });
     return { archiveConflict: err.cause.message };
   }

@@ -9,7 +9,8 @@ import type { SessionMemory } from './session-memory';
 import type { RunningTurn, SessionRun } from './session-run';
 import { RESULT_MEMORY, TOOL_RECORD_MEMORY, type QueuedMessage } from './session-state';
 import type { PendingConfirmation, Turn, TurnOutcome, TurnResult } from './session-types';
-import { nowIso } from './workflow-clock';
+import { count, observe } from './metrics';
+import { nowIso, nowMs } from './workflow-clock';
 
 const { summarizeTurns } = proxyActivities<SessionActivities>({
   startToCloseTimeout: '2 minutes',
@@ -24,8 +25,11 @@ async function awaitDecision(run: SessionRun, confirmation: PendingConfirmation)
   events.emit({ type: 'confirmation_required', confirmation });
   run.setActivity('awaiting_confirmation');
   run.notePendingApprovals();
+  const waitStarted = nowMs();
   try {
     const decision = await waitForDecision(() => run.decisions.get(confirmation.toolCallId), run.options.limits.confirmationTimeoutMs);
+    count('confirmations', { decision: decision.approved ? 'approved' : 'denied', decided_by: decision.decidedBy });
+    observe('confirmationWait', (nowMs() - waitStarted) / 1000);
     events.emit({
       type: 'confirmation_decided',
       toolCallId: confirmation.toolCallId,
@@ -37,6 +41,8 @@ async function awaitDecision(run: SessionRun, confirmation: PendingConfirmation)
     return decision;
   } catch (err) {
     if (isCancellation(err)) {
+      count('confirmations', { decision: 'denied', decided_by: 'interrupt' });
+      observe('confirmationWait', (nowMs() - waitStarted) / 1000);
       events.emit({ type: 'confirmation_decided', toolCallId: confirmation.toolCallId, approved: false, decidedBy: 'interrupt' });
     }
     throw err;
@@ -68,18 +74,21 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
   try {
     const result = await turn.scope.run(async () => {
       const recalled = await memory.recall(turn.turnId, message.text);
+      const prefix = run.context.prompt(options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, [], recalled.lines);
+      observe('contextShare', run.context.pinnedShare([...prefix, ...messages]));
       return runReactTurn({
         sessionId: run.sessionId,
         turnId: turn.turnId,
         options,
         events,
-        prefix: run.context.prompt(options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, [], recalled.lines),
+        prefix,
         messages,
         citations:
           options.memory.enabled && options.memory.citationCheck
             ? {
                 injectedIds: recalled.injectedIds,
                 onFlag: (unknownIds, action) => {
+                  count('citationChecks', { action });
                   if (action === 'regenerated') counters.citationsRegenerated += 1;
                   else counters.citationsFlagged += 1;
                   events.emit({ type: 'citation_flagged', turnId: turn.turnId, unknownIds, action });
@@ -106,10 +115,13 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
           run.deltaGate.close(turn.turnId, step, attempt);
           for (const delta of deltas) events.emit({ type: 'text_delta', turnId: turn.turnId, step, attempt, delta });
         },
-        onToolCall: (record) => {
+        onToolCall: ({ errorType, ...record }) => {
           counters.toolCalls += 1;
           toolCalls += 1;
           if (record.status !== 'ok') counters.toolFailures += 1;
+          const status = errorType === FailureType.ToolTimeout ? 'timeout' : record.status;
+          count('toolCalls', { tool: record.toolName, status });
+          if (record.status === 'ok' || record.status === 'failed') observe('toolSeconds', record.durationMs / 1000, { tool: record.toolName });
           run.toolRecords = [...run.toolRecords, { ...record, turnId: turn.turnId }].slice(-TOOL_RECORD_MEMORY);
         },
         awaitDecision: (confirmation) => awaitDecision(run, confirmation),
@@ -140,9 +152,12 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
     }
   }
   counters.turns += 1;
+  count('turns', { outcome });
+  observe('stepsPerTurn', turn.step);
   const by = message.by ? { by: message.by } : {};
   const finished: Turn = { turnId: turn.turnId, messages, outcome, startedAt: message.receivedAt, endedAt: nowIso(), ...by };
   run.context.addTurn(finished);
+  observe('windowTurns', run.context.windowTurns);
   memory.afterTurn(finished, shouldExtractNow(message.text));
   const result: TurnResult = { turnId: turn.turnId, outcome, text, modelCalls, modelAttempts, toolCalls, error, ...by };
   run.recentResults.push(result);
@@ -170,9 +185,11 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
     );
     context.folded(turns, summary);
     counters.summariesFolded += 1;
+    count('summaryFolds', { result: 'ok' });
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     counters.summaryFailures += 1;
+    count('summaryFolds', { result: 'failed' });
     run.events.emit({
       type: 'error',
       errorType: 'SummaryFailed',

@@ -1,4 +1,5 @@
 import { asyncLocalStorage } from '@temporalio/activity';
+import { countMetric, observeMetric } from '../metrics';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from 'mongodb';
 import type OpenAI from 'openai';
@@ -139,6 +140,8 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       result.skipped.malformed = outcome.malformed.length;
       result.cacheHit = outcome.fromCache;
       result.tookMs = Math.round((performance.now() - started) * 1000) / 1000;
+      countMetric('recalls', { tier: result.strong.length > 0 ? 'strong' : result.weak.length > 0 ? 'weak' : 'none' });
+      observeMetric('recallSeconds', result.tookMs / 1000);
       return result;
     },
 
@@ -147,11 +150,14 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       if (!deps.config.enabled) return emptyExtractionCounts();
       scopeFor(repo, input.namespace);
       const ctx = asyncLocalStorage.getStore();
-      return runExtraction(
+      const counts = await runExtraction(
         { repo, openai: deps.openai, modelName: deps.modelName, embedder: deps.embedder, config: deps.config, clock, log },
         input,
         { signal: ctx?.cancellationSignal, heartbeat: ctx ? () => ctx.heartbeat() : undefined },
       );
+      for (const reason of ['created', 'overwritten', 'reinforced', 'unchanged'] as const) countMetric('memoryWrites', { result: 'accepted', reason }, counts[reason]);
+      for (const [reason, n] of Object.entries(counts.rejected)) countMetric('memoryWrites', { result: 'rejected', reason }, n);
+      return counts;
     },
 
     /** Marks every memory past its expiry as expired (all namespaces); run by a Temporal Schedule. */
@@ -159,6 +165,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       const now = input.now ? new Date(input.now) : clock();
       if (Number.isNaN(now.getTime())) throw ApplicationFailure.nonRetryable(`now "${input.now}" is not an ISO date`, FailureType.SessionInputInvalid);
       const { expired } = await repo.sweepExpired(now, { onMalformed: (e) => log.warn('malformed memory left unexpired', { error: e.message }) });
+      countMetric('memoriesExpired', {}, expired);
       return { expired };
     },
 

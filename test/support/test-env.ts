@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { Runtime, DefaultLogger } from '@temporalio/worker';
+import { Runtime, DefaultLogger, type WorkerOptions } from '@temporalio/worker';
 import { MongoClient, type Db } from 'mongodb';
 import { AgentClient, type SessionEvent } from '../../client';
 import { ScriptedModelServer, type ScriptedModelServerOptions } from '../../scripted-model';
@@ -9,15 +9,20 @@ import type { NativeTool } from '../../activities/tools/native-tool';
 import { createAgentWorker, type AgentWorkerHandle } from '../../workers/agent-worker';
 import { loadConfig, type RuntimeConfig } from '../../workers/config';
 import { temporalTransportOptions } from '../../workers/temporal-connection-options';
+import { prometheusTelemetry } from '../../workers/telemetry';
+import { freePort } from './net';
 import { dataConverterFor } from '../../codec/data-converter';
 import type { AgentEvent } from '../../workflows/events';
 import type { SessionOptionsInput } from '../../workflows/session-types';
 
-let runtimeInstalled = false;
-function quietRuntime(): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger(process.env.TEST_LOG_LEVEL === 'WARN' ? 'WARN' : 'ERROR') });
+let metricsUrl: string | undefined;
+/** The runtime of this test process, with a Prometheus endpoint on a free port (metrics are labelled by task queue). */
+async function quietRuntime(): Promise<string> {
+  if (metricsUrl) return metricsUrl;
+  const bind = `127.0.0.1:${await freePort()}`;
+  metricsUrl = `http://${bind}/metrics`;
+  Runtime.install({ logger: new DefaultLogger(process.env.TEST_LOG_LEVEL === 'WARN' ? 'WARN' : 'ERROR'), telemetryOptions: prometheusTelemetry(bind) });
+  return metricsUrl;
 }
 
 export interface TestEnv {
@@ -27,6 +32,8 @@ export interface TestEnv {
   client: Client;
   db: Db;
   taskQueue: string;
+  /** The worker process's Prometheus endpoint (Temporal's metrics and ours; filter by `taskQueue`). */
+  metricsUrl: string;
   worker: AgentWorkerHandle;
   /** Starts another worker on the same task queue (after a crash, say). */
   startWorker(extraTools?: NativeTool[]): Promise<AgentWorkerHandle>;
@@ -49,10 +56,12 @@ export interface TestEnvOptions {
   mcpLogger?: McpLogger;
   /** Answers requests no step was scripted for (long scripted sessions). */
   modelFallback?: ScriptedModelServerOptions['fallback'];
+  /** Worker options to override (e.g. `maxCachedWorkflows: 0`, which replays every workflow task). */
+  workerOptions?: Partial<WorkerOptions>;
 }
 
 export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): Promise<TestEnv> {
-  quietRuntime();
+  const metrics = await quietRuntime();
   const model = await ScriptedModelServer.start(options.modelFallback ? { fallback: options.modelFallback } : {});
   const taskQueue = uniqueId(`tq-${options.name}`);
   const config = loadConfig({
@@ -70,7 +79,7 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
   const db = mongo.db(config.mongodb.database);
   const workers: AgentWorkerHandle[] = [];
   const startWorker = async (extraTools = options.extraTools) => {
-    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger });
+    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger, ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}) });
     void handle.run();
     workers.push(handle);
     return handle;
@@ -88,6 +97,7 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
     client,
     db,
     taskQueue,
+    metricsUrl: metrics,
     worker,
     startWorker,
     async close() {

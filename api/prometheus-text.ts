@@ -1,0 +1,88 @@
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+
+/** One sample of a scrape: a family's value for one label set (histograms: count and sum). */
+export interface Sample {
+  labels: Record<string, string>;
+  value?: number;
+  count?: number;
+  sum?: number;
+  buckets?: Record<string, number>;
+}
+
+export interface Family {
+  name: string;
+  help: string;
+  type: string;
+  metrics: Sample[];
+}
+
+/** Scrapes a Prometheus endpoint and parses it (within `timeoutMs`). */
+export async function scrape(url: string, timeoutMs = 5_000): Promise<Map<string, Family>> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  if (res.status !== 200) throw new Error(`GET ${url}: ${res.status}`);
+  return parseExposition(await res.text());
+}
+
+type RawFamily = { name: string; help: string; type: string; metrics: Array<{ labels?: Record<string, string>; value?: string }> };
+
+/**
+ * Prometheus text exposition, parsed by family name. Samples are parsed by
+ * parse-prometheus-text-format (a port of the Python client's parser); its
+ * histogram grouping keeps one label set only, so histograms are read as
+ * their `_bucket`, `_count` and `_sum` series and put together here, per
+ * label set.
+ */
+export function parseExposition(text: string): Map<string, Family> {
+  const declared = new Map<string, string>();
+  const untyped = text.replace(/^# TYPE (\S+) (\S+)[ \t]*$/gm, (line, name: string, type: string) => {
+    declared.set(name, type.toLowerCase());
+    return type.toLowerCase() === 'histogram' ? `# TYPE ${name} untyped` : line;
+  });
+  const out = new Map<string, Family>();
+  const histogramOf = (name: string): [string, 'bucket' | 'count' | 'sum'] | undefined => {
+    const m = /^(.*)_(bucket|count|sum)$/.exec(name);
+    return m && declared.get(m[1]!) === 'histogram' ? [m[1]!, m[2] as 'bucket' | 'count' | 'sum'] : undefined;
+  };
+  for (const raw of parsePrometheusTextFormat(untyped) as RawFamily[]) {
+    const part = histogramOf(raw.name);
+    if (!part) {
+      if (declared.get(raw.name) === 'histogram') {
+        const f = out.get(raw.name) ?? { name: raw.name, help: raw.help, type: 'histogram', metrics: [] };
+        f.help = raw.help;
+        out.set(raw.name, f);
+        continue;
+      }
+      out.set(raw.name, {
+        name: raw.name,
+        help: raw.help,
+        type: (declared.get(raw.name) ?? 'untyped').toLowerCase(),
+        metrics: raw.metrics.map((m) => ({ labels: m.labels ?? {}, value: Number(m.value) })),
+      });
+      continue;
+    }
+    const [base, kind] = part;
+    const family = out.get(base) ?? { name: base, help: '', type: 'histogram', metrics: [] };
+    out.set(base, family);
+    for (const m of raw.metrics) {
+      const { le, ...labels } = m.labels ?? {};
+      const key = JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
+      let sample = family.metrics.find((x) => JSON.stringify(Object.entries(x.labels).sort(([a], [b]) => a.localeCompare(b))) === key);
+      if (!sample) {
+        sample = { labels, buckets: {} };
+        family.metrics.push(sample);
+      }
+      const value = Number(m.value);
+      if (kind === 'bucket' && le !== undefined) sample.buckets![le] = value;
+      else if (kind === 'count') sample.count = value;
+      else if (kind === 'sum') sample.sum = value;
+    }
+  }
+  return out;
+}
+
+/** The samples of `name` whose labels include `where`, summed (value, or count for histograms). */
+export function total(families: Map<string, Family>, name: string, where: Record<string, string>, field: 'value' | 'count' | 'sum' = 'value'): number {
+  const f = families.get(name);
+  if (!f) return 0;
+  return f.metrics.filter((m) => Object.entries(where).every(([k, v]) => m.labels[k] === v)).reduce((n, m) => n + (m[field] ?? 0), 0);
+}

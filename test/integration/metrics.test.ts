@@ -1,0 +1,157 @@
+import { MemoryRepository } from '../../activities/memory/memory-repository';
+import { METRICS } from '../../workflows/metric-catalog';
+import { workflowIdFor } from '../../workflows/messages';
+import { DAY, fact, userSource } from '../support/memory-fixtures';
+import { probeTools, type ProbeLog } from '../support/probe-tools';
+import { scrape, total, type Family } from '../../api/prometheus-text';
+import { eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+
+/*
+ * The worker's Prometheus endpoint after one scripted session, parsed by a
+ * real text-format parser: every session, tool and model metric with its
+ * exact count. The worker caches no workflow, so every workflow task replays
+ * the history from the start: counters recorded by workflow code must still
+ * count each event once.
+ */
+
+const log: ProbeLog = { runs: [] };
+let env: TestEnv;
+
+beforeAll(async () => {
+  env = await startTestEnv({ name: 'metrics', extraTools: probeTools(log), workerOptions: { maxCachedWorkflows: 0 } });
+});
+
+afterAll(async () => {
+  await env?.close();
+});
+
+it('counts turns, steps, tools, confirmations, model calls and tokens exactly, replays included, next to the SDK\'s own metrics', async () => {
+  const sessionId = uniqueId('metrics');
+  const options = sessionOptions(sessionId);
+  env.model.script(
+    [
+      // Turn 1: the first attempt fails (500), the retry answers.
+      { respond: { kind: 'server_error' } },
+      { respond: { kind: 'text', text: 'Hello there.' } },
+      // Turn 2: two tools at once, one succeeds and one times out; then an answer.
+      { respond: { kind: 'tool_calls', calls: [{ id: 'c_note', name: 'local_note', arguments: { text: 'milk' } }, { id: 'c_slow', name: 'local_slow', arguments: {} }] } },
+      { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Noted; the slow one gave up.' } },
+      // Turn 3: a destructive call, approved.
+      { respond: { kind: 'tool_calls', calls: [{ id: 'c_wipe', name: 'local_wipe', arguments: { confirmText: 'all' } }] } },
+      { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Wiped.' } },
+      // Turn 4: an answer that never ends, interrupted.
+      { respond: { kind: 'hang' } },
+    ],
+    { lane: sessionId },
+  );
+  const t1 = await env.agent.ask(options, { text: 'hi' });
+  expect(t1.turn.outcome).toBe('completed');
+  const t2 = await env.agent.ask(options, { text: 'note milk and be slow' });
+  expect(t2.turn.toolCalls).toBe(2);
+  const sent = await env.agent.send(options, { text: 'wipe my notes' });
+  await eventually(async () => (await env.agent.getSession(sessionId)).pendingConfirmations.length > 0, 'the held call');
+  await env.agent.approve(sessionId, 'c_wipe', 'fine');
+  expect((await env.agent.waitForTurn(sessionId, sent.turnId)).outcome).toBe('completed');
+  const hanging = await env.agent.send(options, { text: 'tell me everything' });
+  await eventually(async () => (await env.agent.getSession(sessionId)).activity === 'thinking', 'the model call');
+  await env.agent.interrupt(sessionId, 'enough');
+  expect((await env.agent.waitForTurn(sessionId, hanging.turnId)).outcome).toBe('interrupted');
+  await env.agent.end(sessionId);
+  await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+
+  // Histograms and counters from activities are recorded when the activity ends, workflow ones when its task completes: poll until settled.
+  const q = { taskQueue: env.taskQueue };
+  let m = new Map<string, Family>();
+  await eventually(async () => {
+    m = await scrape(env.metricsUrl);
+    return total(m, METRICS.archives.name, { ...q, result: 'ok' }) === 1;
+  }, 'the archive to be counted');
+
+  // Sessions
+  expect(total(m, METRICS.turns.name, { ...q, outcome: 'completed' })).toBe(3);
+  expect(total(m, METRICS.turns.name, { ...q, outcome: 'interrupted' })).toBe(1);
+  expect(total(m, METRICS.turns.name, { ...q, outcome: 'failed' })).toBe(0);
+  expect(total(m, METRICS.windowTurns.name, q, 'count')).toBe(4);
+  expect(total(m, METRICS.windowTurns.name, q, 'sum')).toBe(1 + 2 + 3 + 4);
+  expect(total(m, METRICS.contextShare.name, q, 'count')).toBe(4);
+  expect(total(m, METRICS.continuedAsNew.name, q)).toBe(0);
+  // Tools
+  expect(total(m, METRICS.toolCalls.name, { ...q, tool: 'local_note', status: 'ok' })).toBe(1);
+  expect(total(m, METRICS.toolCalls.name, { ...q, tool: 'local_slow', status: 'timeout' })).toBe(1);
+  expect(total(m, METRICS.toolCalls.name, { ...q, tool: 'local_wipe', status: 'ok' })).toBe(1);
+  expect(total(m, METRICS.toolCalls.name, q)).toBe(3);
+  expect(total(m, METRICS.toolSeconds.name, { ...q, tool: 'local_slow' }, 'sum')).toBeGreaterThanOrEqual(1);
+  expect(total(m, METRICS.stepsPerTurn.name, q, 'count')).toBe(4);
+  // Steps: 1 (retried call is one step), 2, 2, 1 (interrupted on its first).
+  expect(total(m, METRICS.stepsPerTurn.name, q, 'sum')).toBe(6);
+  expect(total(m, METRICS.confirmations.name, { ...q, decision: 'approved', decided_by: 'user' })).toBe(1);
+  expect(total(m, METRICS.confirmationWait.name, q, 'count')).toBe(1);
+  // Model: five answers, one failed attempt (the 500), the hung call interrupted (neither).
+  expect(total(m, METRICS.modelCalls.name, { ...q, outcome: 'ok' })).toBe(5);
+  expect(total(m, METRICS.modelCalls.name, { ...q, outcome: 'error' })).toBe(1);
+  expect(total(m, METRICS.modelErrors.name, { ...q, class: 'ModelUnavailable' })).toBe(1);
+  expect(total(m, METRICS.modelSeconds.name, q, 'count')).toBe(5);
+  expect(total(m, METRICS.modelTtft.name, q, 'count')).toBe(5);
+  // Seven requests reached the model: the 500, five answers, the hung one.
+  expect(env.model.requestsFor(sessionId)).toHaveLength(7);
+  expect(total(m, METRICS.modelTokens.name, { ...q, direction: 'input' })).toBeGreaterThan(0);
+  expect(total(m, METRICS.modelTokens.name, { ...q, direction: 'output' })).toBeGreaterThan(0);
+  // The session was replayed on every task (no cache), and still counted once.
+  expect(total(m, 'temporal_workflow_task_replay_latency', { task_queue: env.taskQueue }, 'count')).toBeGreaterThan(5);
+  // Temporal's own metrics are on the same scrape; ours follow Prometheus naming.
+  expect(m.get('temporal_workflow_completed')?.type).toBe('counter');
+  for (const spec of Object.values(METRICS)) {
+    const family = m.get(spec.name);
+    if (!family) continue;
+    expect({ name: spec.name, type: family.type }).toEqual({ name: spec.name, type: spec.kind });
+    if (spec.kind === 'counter') expect(spec.name).toMatch(/_total$/);
+  }
+  expect(log.runs.filter((r) => r.tool === 'wipe')).toHaveLength(1);
+}, 120_000);
+
+it('counts memory recalls by tier and extracted candidates by gate result and reason', async () => {
+  const now = new Date();
+  const repo = new MemoryRepository(env.db);
+  await repo.ensureIndexes();
+  const user = uniqueId('mu');
+  const common = { source: userSource('s-seed', 'turn-1'), statedAt: now, expiresAt: new Date(now.getTime() + 30 * DAY) };
+  await repo.forNamespace({ tenant: 'acme', user }).writeFact(fact('home city', 'Lisbon', common), { actor: { by: 'import' }, now });
+
+  const sessionId = uniqueId('metrics-mem');
+  const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user }, memory: { enabled: true } });
+  env.model.script(
+    [
+      { respond: { kind: 'text', text: 'Lisbon.' } },
+      {
+        match: { where: (req) => (req as { response_format?: unknown }).response_format !== undefined },
+        respond: {
+          kind: 'json',
+          value: {
+            candidates: [
+              { kind: 'fact', subject: 'user', predicate: 'works at', value: 'Acme', text: 'The user works at Acme.', sourceMessageIndex: 0, fromTool: false, userConfirmed: false },
+              { kind: 'fact', subject: 'user', predicate: 'said', value: 'hello', text: 'The user said hello.', sourceMessageIndex: 0, fromTool: false, userConfirmed: false },
+              { kind: 'opinion', text: 'not a kind we know' },
+            ],
+          },
+        },
+      },
+    ],
+    { lane: sessionId },
+  );
+  const agent = env.agent.as({ tenant: 'acme', user });
+  const turn = await agent.ask(options, { text: 'Hello! What is my home city? I work at Acme.' });
+  expect(turn.turn.outcome).toBe('completed');
+  await agent.end(sessionId);
+  await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+
+  const q = { taskQueue: env.taskQueue };
+  const m = await scrape(env.metricsUrl);
+  expect(total(m, METRICS.recalls.name, { ...q, tier: 'strong' })).toBe(1);
+  expect(total(m, METRICS.recalls.name, { ...q, tier: 'weak' })).toBe(0);
+  expect(total(m, METRICS.recallSeconds.name, q, 'count')).toBe(1);
+  expect(total(m, METRICS.memoryWrites.name, { ...q, result: 'accepted', reason: 'created' })).toBe(1);
+  expect(total(m, METRICS.memoryWrites.name, { ...q, result: 'rejected', reason: 'small_talk' })).toBe(1);
+  expect(total(m, METRICS.memoryWrites.name, { ...q, result: 'rejected', reason: 'malformed' })).toBe(1);
+  expect(total(m, METRICS.memoryWrites.name, { ...q, result: 'rejected' })).toBe(2);
+  env.model.assertDone(sessionId);
+}, 60_000);
