@@ -273,3 +273,34 @@ export const meRoute = createRoute({
     ...problemResponses(401, 429),
   },
 });
+
+const MetricPointSchema = z.object({
+  values: z.record(z.string(), z.number()),
+  count: z.record(z.string(), z.number()).optional(),
+  sum: z.record(z.string(), z.number()).optional(),
+});
+
+export const metricsSeriesRoute = createRoute({
+  method: 'get',
+  path: '/v1/metrics/series',
+  summary: 'The workers\' metrics over the last hour, per capability, for the dashboard (admins)',
+  security,
+  responses: {
+    200: {
+      description: 'Samples, oldest first',
+      content: {
+        'application/json': {
+          schema: z
+            .object({
+              everyMs: z.number().int(),
+              catalog: z.array(z.object({ name: z.string(), kind: z.enum(['counter', 'histogram', 'gauge']), capability: z.enum(['sessions', 'tools', 'mcp', 'memory', 'model']), help: z.string(), labels: z.array(z.string()) })),
+              workers: z.array(z.string()),
+              samples: z.array(z.object({ at: z.string(), metrics: z.record(z.string(), MetricPointSchema), unreachable: z.array(z.object({ url: z.string(), error: z.string() })) })),
+            })
+            .openapi('MetricsSeries'),
+        },
+      },
+    },
+    ...problemResponses(401, 403, 404, 429),
+  },
+});

@@ -11,8 +11,10 @@ import type { AgentClient, SessionEvent } from '../client';
 import { hasTenantRole, type Principal } from '../workflows/principal';
 import type { ApiTokenEntry, TokenBook } from './auth';
 import { EventHub } from './event-hub';
+import { ApiMetrics } from './metrics';
+import type { MetricsHistory } from './metrics-history';
 import { ProblemError, problemFor, sendProblem } from './problem';
-import { approvalsRoute, decideRoute, meRoute, deleteMemoryRoute, listMemoriesRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
+import { approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, deleteMemoryRoute, listMemoriesRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
 import { SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
 import { workflowIdFor } from '../workflows/messages';
 
@@ -36,6 +38,8 @@ export interface ApiOptions {
   limits?: Partial<ApiLimits>;
   /** Log lines (never tokens or message text). */
   log?: (line: string) => void;
+  /** The workers' metrics over time, for the dashboard (GET /v1/metrics/series). */
+  metricsHistory?: MetricsHistory;
   /** The web console: its built bundle (`web/dist`, made by `npm run build:web`), served at `/`. */
   console?: ConsoleOptions;
 }
@@ -84,12 +88,13 @@ function versionFromIfMatch(value: string | undefined): number | undefined {
  * problem details for every error, one event subscription per session
  * fanned out to every reader, OpenAPI 3.1 at /openapi.json.
  */
-export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: EventHub } {
+export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: EventHub; metrics: ApiMetrics } {
   const limits = { ...DEFAULT_API_LIMITS, ...options.limits };
   const log = options.log ?? (() => undefined);
   const hub = new EventHub(options.agent);
   const limiter = new RateLimiter(limits.requestsPerMinute);
   const openStreams = new Map<string, number>();
+  const metrics = new ApiMetrics(() => hub.openFeeds);
 
   const app = new OpenAPIHono<Env>({
     // Every invalid field, as problem details (422).
@@ -99,6 +104,10 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
       return sendProblem(c, 422, 'SessionInputInvalid', `Invalid ${result.target}: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, { errors });
     },
   });
+
+  app.use('*', metrics.middleware());
+  // Prometheus scrapes this (no token: put it on a network only your Prometheus reaches, as usual for /metrics).
+  app.get('/metrics', async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
 
   app.onError((err, c) => {
     // Hono's own refusals (malformed JSON 400, wrong content type 415) keep their status.
@@ -227,6 +236,7 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
       },
     });
     openStreams.set(key, open + 1);
+    metrics.streams.inc();
     return streamSSE(c, async (stream) => {
       let aborted = false;
       stream.onAbort(() => {
@@ -238,6 +248,7 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
           const e = queue.shift();
           if (e) {
             await stream.writeSSE({ id: String(e.offset), event: e.event.type, data: JSON.stringify(e.event) });
+            metrics.eventsSent.inc();
             continue;
           }
           if (ended) {
@@ -261,6 +272,7 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
         }
       } finally {
         unsubscribe();
+        metrics.streams.dec();
         openStreams.set(key, (openStreams.get(key) ?? 1) - 1);
       }
     });
@@ -342,6 +354,17 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     return c.json({ tenant: caller.tenant, user: caller.user, roles: caller.roles, temporalNamespace: options.agent.client.options.namespace, ...(ui ? { temporalUiUrl: ui } : {}) }, 200);
   });
 
+  app.openapi(metricsSeriesRoute, (c) => {
+    const caller = c.get('caller');
+    if (!caller.roles.includes('admin')) {
+      throw new ProblemError(403, 'NotAuthorized', `Not authorized: the metrics dashboard shows every tenant's figures; ${caller.tenant}/${caller.user} needs the admin role.`);
+    }
+    if (!options.metricsHistory) {
+      throw new ProblemError(404, 'MetricsNotConfigured', 'This server reads no worker metrics: set WORKER_METRICS_URLS to the workers\' /metrics addresses (each worker serves one with METRICS_PORT).');
+    }
+    return c.json(options.metricsHistory.series(), 200);
+  });
+
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'durable-agent API', version: '1.0.0', description: 'Sessions, events, confirmations. Errors are RFC 9457 problem details.' },
@@ -350,7 +373,7 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
   app.get('/healthz', (c) => c.json({ ok: true }));
   if (options.console) serveConsole(app, options.console);
 
-  return { app, hub };
+  return { app, hub, metrics };
 }
 
 /**

@@ -10,7 +10,8 @@
  * started here; `npm run stack:down` stops the stack.
  *
  * Settings: everything `npm run worker` and `npm run api` read, API_PORT
- * (default 8787) and API_HOST (default 127.0.0.1) among them.
+ * (default 8787), API_HOST (default 127.0.0.1) and METRICS_PORT (default
+ * 9464 here) among them.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -27,6 +28,7 @@ import { buildConsole } from '../web/build';
 import { createAgentWorker, type AgentWorkerHandle } from '../workers/agent-worker';
 import { ConfigError, loadConfig } from '../workers/config';
 import { temporalTransportOptions } from '../workers/temporal-connection-options';
+import { metricsBindAddress, prometheusTelemetry } from '../workers/telemetry';
 import { ensureStack } from './stack';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -50,7 +52,9 @@ async function stop(started: Started): Promise<void> {
 
 async function main(started: Started): Promise<void> {
   // The worker's INFO lines would bury the address; warnings and errors still show.
-  Runtime.install({ logger: demoWorkerLogger() });
+  // The worker's metrics (ours and Temporal's) on METRICS_PORT, 9464 by default here.
+  const metrics = metricsBindAddress(process.env, 9464)!;
+  Runtime.install({ logger: demoWorkerLogger(), telemetryOptions: prometheusTelemetry(metrics) });
   const stack = await ensureStack({ log: (line) => out(`  ${line}`) });
   const scripted = !process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL;
   if (scripted) {
@@ -115,6 +119,7 @@ async function main(started: Started): Promise<void> {
   for (const l of links) out(`  token for ${l.who}: ${l.token}`);
   out(links.length > 0 ? '  (paste one into the sign-in form; they last as long as this process)' : '  sign in with one of the tokens in API_TOKENS / API_TOKENS_FILE');
   out(`API: ${server.url}/v1 (OpenAPI: ${server.url}/openapi.json)`);
+  out(`Metrics: worker http://${metrics}/metrics, API ${server.url}/metrics`);
   if (stack.uiUrl) out(`Temporal Web UI: ${stack.uiUrl}`);
   out('Ctrl-C stops the worker, the API and the console; the local stack keeps running (npm run stack:down).');
 }

@@ -6,6 +6,7 @@ import type { EventHub } from '../../api/event-hub';
 import { DAY, fact, seededRandom, userSource } from '../support/memory-fixtures';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
+import { scrape, total } from '../../api/prometheus-text';
 import { eventually, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 
 /*
@@ -106,6 +107,7 @@ describe('HTTP API', () => {
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/v1/approvals',
       '/v1/me',
+      '/v1/metrics/series',
       '/v1/sessions',
       '/v1/sessions/{sessionId}',
       '/v1/sessions/{sessionId}/end',
@@ -125,6 +127,23 @@ describe('HTTP API', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ tenant: 'acme', user: 'boss', roles: ['approver'], temporalNamespace: 'default' });
     expect((await call('GET', '/v1/me', null)).status).toBe(401);
+  });
+
+  it('GET /metrics: requests by route pattern and status, open streams and subscriptions, parsed as Prometheus text', async () => {
+    const before = await scrape(`${base}/metrics`);
+    for (let i = 0; i < 3; i++) expect((await call('GET', '/v1/me', tokens.boss)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await call('GET', '/v1/me', null)).status).toBe(401);
+    const after = await scrape(`${base}/metrics`);
+    const delta = (status: string) =>
+      total(after, 'agent_api_requests_total', { route: '/v1/me', method: 'GET', status }) - total(before, 'agent_api_requests_total', { route: '/v1/me', method: 'GET', status });
+    expect([delta('200'), delta('401')]).toEqual([3, 2]);
+    expect(after.get('agent_api_request_seconds')?.type).toBe('histogram');
+    expect(after.get('agent_api_event_streams')?.type).toBe('gauge');
+    expect(total(after, 'agent_api_event_subscriptions', {})).toBe(hub.openFeeds);
+    expect(after.get('process_cpu_seconds_total')?.type).toBe('counter');
+    // Never a session id or a token in a label.
+    const text = await (await fetch(`${base}/metrics`)).text();
+    expect(text).not.toMatch(/sessionId="|api-|Bearer/);
   });
 
   it('401 without a token or with an unknown one, as problem details', async () => {

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from '../support/net';
+import { scrape } from '../../api/prometheus-text';
 import { eventually, uniqueId } from '../support/test-env';
 
 /*
@@ -19,7 +21,8 @@ afterAll(async () => {
 });
 
 it('npm start brings up worker, API and console, prints the console URL, chats with the scripted model, and stops on Ctrl-C', async () => {
-  const env: NodeJS.ProcessEnv = { ...process.env, API_PORT: '0', TEMPORAL_TASK_QUEUE: uniqueId('tq-start'), API_TOKENS: '', API_TOKENS_FILE: '', FORCE_COLOR: '0' };
+  const metricsPort = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, API_PORT: '0', METRICS_PORT: String(metricsPort), TEMPORAL_TASK_QUEUE: uniqueId('tq-start'), API_TOKENS: '', API_TOKENS_FILE: '', FORCE_COLOR: '0' };
   delete env.OPENAI_API_KEY;
   delete env.OPENAI_BASE_URL;
   child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -51,6 +54,14 @@ it('npm start brings up worker, API and console, prints the console URL, chats w
   expect(body.turn.outcome).toBe('completed');
   expect(body.turn.text).toContain('You said: "hello there"');
   await fetch(`${consoleUrl}/v1/sessions/${sessionId}/end`, { method: 'POST', headers: auth(ana!) });
+  // Both metrics endpoints answer, as printed.
+  expect(out).toContain(`Metrics: worker http://127.0.0.1:${metricsPort}/metrics, API ${consoleUrl}/metrics`);
+  const worker = await eventually(async () => {
+    const m = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);
+    return m.get('agent_turns_total') ? m : null;
+  }, 'the turn in the worker metrics');
+  expect(worker.get('agent_turns_total')!.metrics.some((s) => s.labels.outcome === 'completed' && s.value === 1)).toBe(true);
+  expect((await scrape(`${consoleUrl}/metrics`)).get('agent_api_requests_total')?.type).toBe('counter');
 
   child.kill('SIGINT');
   const code = await new Promise<number | null>((r) => child!.once('exit', (c) => r(c)));
