@@ -3,13 +3,16 @@
  * `npm run worker`). Settings: the workers' TEMPORAL_* and encryption
  * variables, API_PORT (default 8787), API_HOST (default 127.0.0.1),
  * API_TOKENS or API_TOKENS_FILE (see `npm run api:token`), API_MAX_BODY_BYTES,
- * API_REQUESTS_PER_MINUTE, API_STREAMS_PER_PRINCIPAL.
+ * API_REQUESTS_PER_MINUTE, API_STREAMS_PER_PRINCIPAL, WORKER_METRICS_URLS
+ * (the workers' /metrics addresses, comma-separated, for the dashboard) and
+ * METRICS_SAMPLE_MS (default 10000).
  */
 import { AgentClient } from '../client';
 import { dataConverterFor } from '../codec/data-converter';
 import { loadConfig } from '../workers/config';
 import { temporalTransportOptions } from '../workers/temporal-connection-options';
 import { loadTokens, TokenBook } from './auth';
+import { MetricsHistory } from './metrics-history';
 import { DEFAULT_API_LIMITS, createApi, listen, type ApiLimits } from './server';
 
 function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -27,7 +30,21 @@ export function apiSettings(env: NodeJS.ProcessEnv) {
     requestsPerMinute: intSetting(env, 'API_REQUESTS_PER_MINUTE', DEFAULT_API_LIMITS.requestsPerMinute, 1, 1_000_000),
     streamsPerPrincipal: intSetting(env, 'API_STREAMS_PER_PRINCIPAL', DEFAULT_API_LIMITS.streamsPerPrincipal, 1, 10_000),
   };
-  return { port: intSetting(env, 'API_PORT', 8787, 0, 65_535), host: env.API_HOST?.trim() || '127.0.0.1', limits, tokens: new TokenBook(loadTokens(env)) };
+  const workerMetricsUrls = (env.WORKER_METRICS_URLS ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
+  for (const u of workerMetricsUrls) {
+    if (!/^https?:\/\/[^\s/]+(\/\S*)?$/.test(u)) throw new Error(`WORKER_METRICS_URLS must hold http(s) URLs separated by commas, such as http://127.0.0.1:9464/metrics; "${u.slice(0, 80)}" is not one`);
+  }
+  return {
+    port: intSetting(env, 'API_PORT', 8787, 0, 65_535),
+    host: env.API_HOST?.trim() || '127.0.0.1',
+    limits,
+    tokens: new TokenBook(loadTokens(env)),
+    workerMetricsUrls,
+    metricsSampleMs: intSetting(env, 'METRICS_SAMPLE_MS', 10_000, 1_000, 3_600_000),
+  };
 }
 
 async function main(): Promise<void> {
@@ -42,12 +59,15 @@ async function main(): Promise<void> {
     dataConverter: dataConverterFor(config.encryption),
     ...temporalTransportOptions(config.temporal),
   });
-  const { app, hub } = createApi({ agent, tokens: settings.tokens, limits: settings.limits, log: (line) => process.stderr.write(`${line}\n`) });
+  const metricsHistory = settings.workerMetricsUrls.length > 0 ? new MetricsHistory(settings.workerMetricsUrls, { everyMs: settings.metricsSampleMs, keep: 360 }) : undefined;
+  metricsHistory?.start();
+  const { app, hub } = createApi({ agent, tokens: settings.tokens, limits: settings.limits, metricsHistory, log: (line) => process.stderr.write(`${line}\n`) });
   const server = await listen(app, settings.port, settings.host);
   process.stdout.write(`durable-agent API on ${server.url} (OpenAPI: ${server.url}/openapi.json), Temporal ${config.temporal.address}, task queue ${config.temporal.taskQueue}\n`);
   const stop = () =>
     void server.close().then(() => {
       hub.close();
+      metricsHistory?.stop();
       process.exit(0);
     });
   process.once('SIGINT', stop);

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { Runtime } from '@temporalio/worker';
 import { mintToken, TokenBook, type ApiTokenEntry } from '../api/auth';
 import { apiSettings } from '../api/main';
+import { MetricsHistory } from '../api/metrics-history';
 import { createApi, listen } from '../api/server';
 import { AgentClient } from '../client/agent-client';
 import { dataConverterFor } from '../codec/data-converter';
@@ -40,11 +41,13 @@ interface Started {
   agent?: AgentClient;
   server?: { close(): Promise<void> };
   hub?: { close(): void };
+  history?: MetricsHistory;
 }
 
 async function stop(started: Started): Promise<void> {
   await started.server?.close().catch(() => undefined);
   started.hub?.close();
+  started.history?.stop();
   await started.worker?.shutdown().catch(() => undefined);
   await started.agent?.client.connection.close().catch(() => undefined);
   await started.model?.close().catch(() => undefined);
@@ -103,8 +106,12 @@ async function main(started: Started): Promise<void> {
     dataConverter: dataConverterFor(config.encryption),
     ...temporalTransportOptions(config.temporal),
   });
+  // The dashboard samples this worker's metrics (and any others named in WORKER_METRICS_URLS).
+  started.history = new MetricsHistory([`http://${metrics}/metrics`, ...settings.workerMetricsUrls], { everyMs: settings.metricsSampleMs, keep: 360 });
+  started.history.start();
   const api = createApi({
     agent: started.agent,
+    metricsHistory: started.history,
     tokens,
     limits: settings.limits,
     console: { dir: CONSOLE_DIR, ...(stack.uiUrl ? { temporalUiUrl: stack.uiUrl } : {}) },

@@ -3,6 +3,7 @@ import { mintToken, TokenBook, type ApiTokenEntry } from '../../api/auth';
 import { createApi, listen } from '../../api/server';
 import { readSseEvents, type SseEvent } from '../../api/sse-reader';
 import type { EventHub } from '../../api/event-hub';
+import { MetricsHistory } from '../../api/metrics-history';
 import { DAY, fact, seededRandom, userSource } from '../support/memory-fixtures';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
@@ -20,6 +21,7 @@ let env: TestEnv;
 let base: string;
 let hub: EventHub;
 let close: () => Promise<void>;
+let book: TokenBook;
 const tokens: Record<'ana' | 'bob' | 'boss' | 'eve' | 'admin', string> = { ana: '', bob: '', boss: '', eve: '', admin: '' };
 const closers: Array<() => Promise<void>> = [];
 
@@ -36,7 +38,8 @@ beforeAll(async () => {
   add('boss', 'acme', 'boss', ['approver']);
   add('admin', 'acme', 'root', ['admin']);
   add('eve', 'evil', 'eve');
-  const api = createApi({ agent: env.agent, tokens: new TokenBook(entries), limits: { maxBodyBytes: 16 * 1024, streamsPerPrincipal: 3, requestsPerMinute: 100_000 } });
+  book = new TokenBook(entries);
+  const api = createApi({ agent: env.agent, tokens: book, limits: { maxBodyBytes: 16 * 1024, streamsPerPrincipal: 3, requestsPerMinute: 100_000 } });
   hub = api.hub;
   const server = await listen(api.app, 0);
   base = server.url;
@@ -144,6 +147,36 @@ describe('HTTP API', () => {
     // Never a session id or a token in a label.
     const text = await (await fetch(`${base}/metrics`)).text();
     expect(text).not.toMatch(/sessionId="|api-|Bearer/);
+  });
+
+  it('GET /v1/metrics/series: the workers\' metrics sampled over time for admins; 403 for others, 404 when no worker metrics are configured', async () => {
+    const sessionId = uniqueId('api-series');
+    env.model.script([{ respond: { kind: 'text', text: 'Counted.' } }], { lane: sessionId });
+    await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'count me', waitForTurn: true });
+    const history = new MetricsHistory([env.metricsUrl, 'http://127.0.0.1:9/metrics'], { everyMs: 60_000, keep: 2 });
+    const entries = [tokens.admin, tokens.ana].map((t) => book.lookup(t)!);
+    book = new TokenBook(entries);
+  const api = createApi({ agent: env.agent, tokens: book, metricsHistory: history });
+    const server = await listen(api.app, 0);
+    closers.push(async () => {
+      api.hub.close();
+      await server.close();
+    });
+    for (let i = 0; i < 3; i++) await history.sampleNow();
+    const res = await fetch(`${server.url}/v1/metrics/series`, { headers: { authorization: `Bearer ${tokens.admin}` } });
+    expect(res.status).toBe(200);
+    const series = (await res.json()) as { samples: Array<{ at: string; metrics: Record<string, { values: Record<string, number>; count?: Record<string, number> }>; unreachable: Array<{ url: string }> }>; catalog: Array<{ name: string; capability: string }> };
+    // Only the newest `keep` samples are kept, oldest first.
+    expect(series.samples).toHaveLength(2);
+    expect(Date.parse(series.samples[0]!.at)).toBeLessThanOrEqual(Date.parse(series.samples[1]!.at));
+    const last = series.samples[1]!;
+    expect(last.metrics.agent_turns_total?.values.completed).toBeGreaterThanOrEqual(1);
+    expect(last.metrics.agent_model_call_seconds?.count?.['']).toBeGreaterThanOrEqual(1);
+    expect(last.unreachable.map((u) => u.url)).toEqual(['http://127.0.0.1:9/metrics']);
+    expect(series.catalog.find((c) => c.name === 'agent_tool_calls_total')?.capability).toBe('tools');
+    const refused = await fetch(`${server.url}/v1/metrics/series`, { headers: { authorization: `Bearer ${tokens.ana}` } });
+    expect(refused.status).toBe(403);
+    expect((await call('GET', '/v1/metrics/series', tokens.admin)).status).toBe(404);
   });
 
   it('401 without a token or with an unknown one, as problem details', async () => {
