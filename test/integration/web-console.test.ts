@@ -3,6 +3,7 @@ import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { mintToken, TokenBook, type ApiTokenEntry } from '../../api/auth';
 import type { EventHub } from '../../api/event-hub';
+import { MetricsHistory } from '../../api/metrics-history';
 import { createApi, listen } from '../../api/server';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
 import type { ChatRequest } from '../../scripted-model';
@@ -29,7 +30,8 @@ let hub: EventHub;
 let base: string;
 let closeServer: () => Promise<void>;
 let browser: Browser;
-const tokens = { ana: '', boss: '', eve: '' };
+const tokens = { ana: '', boss: '', eve: '', root: '' };
+let history: MetricsHistory;
 const pages: Page[] = [];
 /** Everything the pages wrote to their console, and every uncaught error. */
 const consoleLines: string[] = [];
@@ -48,7 +50,10 @@ beforeAll(async () => {
   add('ana', 'acme', 'ana', ['user']);
   add('boss', 'acme', 'boss', ['approver']);
   add('eve', 'evil', 'eve', ['user']);
-  const api = createApi({ agent: env.agent, tokens: new TokenBook(entries), limits: { requestsPerMinute: 100_000 }, console: { dir: built.outDir, temporalUiUrl: TEMPORAL_UI } });
+  add('root', 'acme', 'root', ['admin']);
+  // The dashboard's samples of this worker's metrics, taken by the test when it needs them.
+  history = new MetricsHistory([env.metricsUrl], { everyMs: 3_600_000, keep: 360 });
+  const api = createApi({ agent: env.agent, tokens: new TokenBook(entries), limits: { requestsPerMinute: 100_000 }, metricsHistory: history, console: { dir: built.outDir, temporalUiUrl: TEMPORAL_UI } });
   hub = api.hub;
   const server = await listen(api.app, 0);
   base = server.url;
@@ -390,9 +395,22 @@ describe('web console', () => {
     await waitForText(ana, "The user's home city is Lisbon.");
     expect(await textOf(ana)).toMatch(/Status\s*deleted/);
 
+    // The dashboard: an admin's, with every capability's charts from the worker's metrics; others are told it needs the role.
     await ana.goto(`${base}/#/dashboard`);
-    await waitForText(ana, 'Metrics land with the metrics issue');
-    await screenshot(ana, 'dashboard');
+    await waitForText(ana, 'needs the admin role');
+    await history.sampleNow();
+    const busy = uniqueId('web-dash');
+    env.model.script([{ respond: { kind: 'text', text: 'Measured.' } }], { lane: busy });
+    await api('POST', `/v1/sessions/${busy}/messages`, tokens.ana, { text: 'measure me', waitForTurn: true });
+    await history.sampleNow();
+    const root = await signedIn(tokens.root, '#/dashboard');
+    for (const title of ['Turns per minute by outcome', 'Tool calls per minute by status', 'Recall by best tier, share', 'Model calls per minute', 'Tokens per minute']) await waitForText(root, title);
+    expect(await root.evaluate(`document.querySelectorAll('figure.chart canvas').length`)).toBeGreaterThanOrEqual(10);
+    // The turn just made shows in the newest interval, written out beside its chart.
+    const turnsLatest = (await root.evaluate(`Array.from(document.querySelectorAll('figure.chart')).find((f) => f.querySelector('figcaption').textContent === 'Turns per minute by outcome').querySelector('.chart-latest').textContent`)) as string;
+    expect(turnsLatest).toMatch(/completed [1-9]/);
+    expect(await textOf(root)).toContain('MCP connection metrics');
+    await screenshot(root, 'dashboard');
 
     for (const name of ['sessions', 'chat', 'inspector', 'inbox', 'memories', 'dashboard', 'phone']) {
       const file = path.join(SCREENSHOTS, `${name}.png`);
@@ -469,12 +487,17 @@ describe('web console', () => {
     const boss = await signedIn(tokens.boss, '#/approvals');
     await boss.locator(button('Approve')).wait();
     await audit(boss, 'approvals');
-    for (const hash of ['#/sessions', '#/memories', '#/dashboard']) {
+    for (const hash of ['#/sessions', '#/memories']) {
       await boss.goto(`${base}/${hash}`);
       await boss.locator(button('Sign out')).wait();
       await new Promise((r) => setTimeout(r, 300));
       await audit(boss, hash);
     }
+    await history.sampleNow();
+    await history.sampleNow();
+    const root = await signedIn(tokens.root, '#/dashboard');
+    await waitForText(root, 'Tokens per minute');
+    await audit(root, 'dashboard');
     expect(problems).toEqual([]);
     expect(checked.every((c) => c.controls > 0)).toBe(true);
     await api('POST', `/v1/sessions/${sessionId}/tool-calls/call_wipe/decision`, tokens.boss, { approved: false, reason: 'test over' });
