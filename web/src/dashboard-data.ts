@@ -5,24 +5,9 @@
  * made between samples, and shares are taken over the same interval.
  */
 
-export interface MetricPoint {
-  values: Record<string, number>;
-  count?: Record<string, number>;
-  sum?: Record<string, number>;
-}
+import type { MetricsSample, MetricsSeries } from '../../api/metrics-history';
 
-export interface MetricsSample {
-  at: string;
-  metrics: Record<string, MetricPoint>;
-  unreachable: Array<{ url: string; error: string }>;
-}
-
-export interface MetricsSeries {
-  everyMs: number;
-  catalog: Array<{ name: string; kind: 'counter' | 'histogram' | 'gauge'; capability: 'sessions' | 'tools' | 'mcp' | 'memory' | 'model'; help: string; labels: string[] }>;
-  workers: string[];
-  samples: MetricsSample[];
-}
+export type { MetricsSeries };
 
 /** One plotted line: its label and a value per interval (null where nothing happened). */
 export interface Line {
