@@ -11,8 +11,12 @@ import { METRICS, type MetricKey } from '../workflows/metric-catalog';
  * (workers/telemetry.ts); without one they cost nothing.
  */
 
-function meter(): MetricMeter {
+/** `worker`: the runtime's meter even inside an activity (per-connection figures, the same series whoever records them). */
+export type MeterScope = 'activity' | 'worker';
+
+function meter(scope: MeterScope = 'activity'): MetricMeter {
   try {
+    if (scope === 'worker') throw new Error('worker scope');
     return Context.current().metricMeter;
   } catch {
     // Outside an activity: the runtime's meter, but never create a runtime just to record (code
@@ -22,15 +26,22 @@ function meter(): MetricMeter {
   }
 }
 
-export function countMetric(key: MetricKey, tags: MetricTags = {}, value = 1): void {
+export function countMetric(key: MetricKey, tags: MetricTags = {}, value = 1, scope?: MeterScope): void {
   if (!(value > 0)) return;
   const m = METRICS[key];
-  meter().createCounter(m.name, undefined, m.help).add(value, tags);
+  meter(scope).createCounter(m.name, undefined, m.help).add(value, tags);
 }
 
-export function observeMetric(key: MetricKey, value: number, tags: MetricTags = {}): void {
+export function observeMetric(key: MetricKey, value: number, tags: MetricTags = {}, scope?: MeterScope): void {
   if (!Number.isFinite(value) || value < 0) return;
   const m = METRICS[key];
   const valueType = 'valueType' in m ? m.valueType : 'float';
-  meter().createHistogram(m.name, valueType, undefined, m.help).record(valueType === 'int' ? Math.round(value) : value, tags);
+  meter(scope).createHistogram(m.name, valueType, undefined, m.help).record(valueType === 'int' ? Math.round(value) : value, tags);
+}
+
+/** Sets a gauge of the catalog. */
+export function setMetric(key: MetricKey, value: number, tags: MetricTags = {}, scope?: MeterScope): void {
+  if (!Number.isFinite(value) || value < 0) return;
+  const m = METRICS[key];
+  meter(scope).createGauge(m.name, 'valueType' in m ? m.valueType : 'int', undefined, m.help).set(value, tags);
 }

@@ -50,6 +50,17 @@ export const METRICS = {
   confirmations: spec({ name: 'agent_confirmations_total', kind: 'counter', capability: 'tools', help: 'Decisions on held calls: approved or denied, and by whom (user, timeout, interrupt)', labels: ['decision', 'decided_by'] }),
   confirmationWait: spec({ name: 'agent_confirmation_wait_seconds', kind: 'histogram', capability: 'tools', help: 'Time a held call waited for its decision', labels: [], valueType: 'float', buckets: SECONDS }),
 
+  // MCP (recorded by the worker's connections, labelled by server)
+  mcpConnected: spec({ name: 'agent_mcp_connected', kind: 'gauge', capability: 'mcp', help: 'Whether the worker is connected to the server (1) or not (0)', labels: ['server'] }),
+  mcpUptime: spec({ name: 'agent_mcp_uptime_ratio', kind: 'gauge', capability: 'mcp', help: 'Share of the time since the worker started that the server was connected', labels: ['server'], valueType: 'float' }),
+  mcpConnects: spec({ name: 'agent_mcp_connects_total', kind: 'counter', capability: 'mcp', help: 'Connections established (the first one and every reconnect)', labels: ['server'] }),
+  mcpDisconnects: spec({ name: 'agent_mcp_disconnects_total', kind: 'counter', capability: 'mcp', help: 'Connections lost', labels: ['server'] }),
+  mcpReconnectSeconds: spec({ name: 'agent_mcp_reconnect_seconds', kind: 'histogram', capability: 'mcp', help: 'Time from losing a connection to having it again', labels: ['server'], valueType: 'float', buckets: SECONDS }),
+  mcpRefreshes: spec({ name: 'agent_mcp_catalog_refreshes_total', kind: 'counter', capability: 'mcp', help: 'Tool list fetches by reason (list_changed, interval, requested) and whether the list changed', labels: ['server', 'reason', 'changed'] }),
+  mcpSyncDelay: spec({ name: 'agent_mcp_tool_sync_delay_seconds', kind: 'histogram', capability: 'mcp', help: 'From a list_changed notification to the catalog holding the new list', labels: ['server'], valueType: 'float', buckets: SECONDS }),
+  mcpCalls: spec({ name: 'agent_mcp_calls_total', kind: 'counter', capability: 'mcp', help: 'Tool calls to the server by outcome (ok, tool_error, error)', labels: ['server', 'outcome'] }),
+  mcpErrors: spec({ name: 'agent_mcp_errors_total', kind: 'counter', capability: 'mcp', help: 'Failed tool calls to the server by class (unavailable, timeout, aborted, session_lost, connection, protocol)', labels: ['server', 'class'] }),
+
   // Memory
   recalls: spec({ name: 'agent_memory_recalls_total', kind: 'counter', capability: 'memory', help: 'Recalls by best tier found (strong, weak, none)', labels: ['tier'] }),
   recallSeconds: spec({ name: 'agent_memory_recall_seconds', kind: 'histogram', capability: 'memory', help: 'Recall latency', labels: [], valueType: 'float', buckets: SECONDS }),

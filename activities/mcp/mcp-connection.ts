@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { McpConnectionMetrics } from './mcp-metrics';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { hashOf } from '../tools/tool-registry';
 import type { McpServerConfig } from './mcp-config';
 import { McpUnavailableError, isConnectionFailure, isSessionNotFound } from './mcp-failure-kinds';
@@ -83,9 +84,13 @@ export class McpConnection {
   private readonly oauth: McpOAuthProvider | undefined;
   /** How many times a connection was established (1 after a clean start). */
   connectCount = 0;
+  private readonly metrics: McpConnectionMetrics;
+  /** When a `list_changed` arrived that no fetch has answered yet. */
+  private changeNoticedAt: number | undefined;
 
   constructor(readonly server: McpServerConfig, private readonly options: McpConnectionOptions) {
     this.log = serverLogger(options.logger, server.name, server.secrets);
+    this.metrics = new McpConnectionMetrics(server.name);
     this.oauth = options.oauth?.providerFor(server, { log: this.log, onAuthorized: () => this.reconnectNow() });
   }
 
@@ -152,10 +157,15 @@ export class McpConnection {
     // Our own progress token, not the SDK's onprogress: see mcp-progress-routing.ts.
     const progress = options.onprogress ? this.progress.register(options.onprogress) : undefined;
     const meta = progress ? { _meta: { progressToken: progress.token } } : {};
-    const call = (c: Client) => c.callTool({ name, arguments: args, ...meta }, undefined, { signal: options.signal, timeout: remaining() }) as Promise<CallToolResult>;
+    const call = async (c: Client) => {
+      const result = (await c.callTool({ name, arguments: args, ...meta }, undefined, { signal: options.signal, timeout: remaining() })) as CallToolResult;
+      this.metrics.call(result.isError ? 'tool_error' : 'ok');
+      return result;
+    };
     try {
       return await call(client);
     } catch (err) {
+      this.metrics.call('error', errorClassOf(err, options.signal));
       if (options.signal.aborted) throw err;
       if (isSessionNotFound(err)) {
         await this.reinitialize(client, 'the server no longer knows our HTTP session (404)');
@@ -213,6 +223,7 @@ export class McpConnection {
 
   async close(): Promise<void> {
     this.state = 'closed';
+    this.metrics.close();
     this.oauth?.close();
     clearTimeout(this.reconnectTimer);
     clearInterval(this.refreshTimer);
@@ -271,7 +282,9 @@ export class McpConnection {
     const pending = { client, handle };
     this.pending = pending;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      if (this.client === client) void this.refreshTools('list_changed');
+      if (this.client !== client) return;
+      this.changeNoticedAt ??= performance.now();
+      void this.refreshTools('list_changed');
     });
     client.onclose = () => this.onClosed(client);
     client.onerror = (err) => this.onError(client, err);
@@ -301,6 +314,7 @@ export class McpConnection {
     this.attempt = 0;
     this.lastErrorText = undefined;
     this.connectCount += 1;
+    this.metrics.connected();
     this.options.protocol?.connected(client);
     this.setTools(tools);
     clearInterval(this.refreshTimer);
@@ -365,8 +379,13 @@ export class McpConnection {
     const client = this.client;
     if (!client) return;
     try {
+      const noticed = this.changeNoticedAt;
       const tools = await listAllTools(client, this.options.connectTimeoutMs);
-      if (this.client === client) this.setTools(tools);
+      if (this.client !== client) return;
+      const changed = this.setTools(tools);
+      this.metrics.refreshed(reason, changed, noticed);
+      // This fetch began after the notice: the catalog now holds what it announced.
+      if (this.changeNoticedAt === noticed) this.changeNoticedAt = undefined;
     } catch (err) {
       this.log.warn(`could not refresh the tool list (${reason}): ${errorText(err)}`);
       if (isSessionNotFound(err)) await this.reinitialize(client, 'the server no longer knows our HTTP session (404)');
@@ -374,7 +393,8 @@ export class McpConnection {
     }
   }
 
-  private setTools(listed: Tool[]): void {
+  /** Keeps the server's tools; true when the list differs from the one held (not on the first list). */
+  private setTools(listed: Tool[]): boolean {
     const tools = listed.filter((tool) => {
       const why = unsupportedReason(tool);
       if (why === undefined) return true;
@@ -386,12 +406,13 @@ export class McpConnection {
     });
     const hash = hashOf(tools);
 
-    if (hash === this.toolsHash) return;
+    if (hash === this.toolsHash) return false;
     const first = this.toolsHash === '';
     this.toolList = tools;
     this.toolsHash = hash;
     if (!first) this.log.info(`tool list changed: ${tools.map((t) => t.name).join(', ')}`);
     this.options.onToolsChanged?.(this);
+    return !first;
   }
 
   private onClosed(client: Client): void {
@@ -433,6 +454,7 @@ export class McpConnection {
   private async reinitialize(stale: Client, reason: string): Promise<void> {
     if (this.client === stale) {
       this.client = null;
+      if (this.state === 'ready') this.metrics.disconnected();
       this.state = 'reconnecting';
       this.lastErrorText = reason;
       clearInterval(this.refreshTimer);
@@ -450,7 +472,10 @@ export class McpConnection {
 
   private disconnected(reason: string): void {
     if (this.state === 'closed') return;
-    if (this.state === 'ready') this.log.warn(`disconnected: ${reason}; reconnecting with backoff`);
+    if (this.state === 'ready') {
+      this.log.warn(`disconnected: ${reason}; reconnecting with backoff`);
+      this.metrics.disconnected();
+    }
     this.state = 'reconnecting';
     this.lastErrorText = reason;
     clearInterval(this.refreshTimer);
@@ -491,4 +516,14 @@ export class McpConnection {
     }, delay);
     this.reconnectTimer.unref();
   }
+}
+
+/** A failed call's class, for the error metric. */
+function errorClassOf(err: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return 'aborted';
+  if (err instanceof McpUnavailableError) return 'unavailable';
+  if (isSessionNotFound(err)) return 'session_lost';
+  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return 'timeout';
+  if (isConnectionFailure(err)) return 'connection';
+  return 'protocol';
 }

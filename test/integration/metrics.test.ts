@@ -1,6 +1,10 @@
+import path from 'node:path';
+import { parseMcpConfig } from '../../activities/mcp/mcp-config';
+import { McpConnection } from '../../activities/mcp/mcp-connection';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
 import { METRICS } from '../../workflows/metric-catalog';
 import { workflowIdFor } from '../../workflows/messages';
+import { PROJECT_ROOT, recordingLogger } from '../support/mcp-servers';
 import { DAY, fact, userSource } from '../support/memory-fixtures';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
 import { scrape, total, type Family } from '../../api/prometheus-text';
@@ -154,4 +158,44 @@ it('counts memory recalls by tier and extracted candidates by gate result and re
   expect(total(m, METRICS.memoryWrites.name, { ...q, result: 'rejected', reason: 'malformed' })).toBe(1);
   expect(total(m, METRICS.memoryWrites.name, { ...q, result: 'rejected' })).toBe(2);
   env.model.assertDone(sessionId);
+}, 60_000);
+
+it('counts an MCP server\'s connects, disconnects, reconnect time, uptime, catalog refreshes, sync delay and calls by outcome', async () => {
+  const name = `grow_${uniqueId('m').slice(2)}`.replace(/-/g, '_');
+  const server = parseMcpConfig({ mcpServers: { [name]: { command: process.execPath, args: ['--import', 'tsx', path.join(__dirname, '../support/growing-mcp-server.ts')], cwd: PROJECT_ROOT } } }, { env: {} }).servers[0]!;
+  const connection = new McpConnection(server, { connectTimeoutMs: 10_000, refreshIntervalMs: 600_000, logger: recordingLogger(), reconnect: { initialDelayMs: 100, maxDelayMs: 500 } });
+  try {
+    expect(await connection.start()).toBe(true);
+    const call = (tool: string) => connection.callTool(tool, {}, { signal: new AbortController().signal, timeoutMs: 10_000 });
+    expect((await call('grow')).isError).toBeFalsy();
+    await eventually(() => connection.tools.some((t) => t.name === 'extra_1'), 'the catalog to hold the new tool');
+    await connection.refreshTools('requested');
+    // The process dies: the connection notices, and comes back on its own.
+    process.kill(connection.pid!, 'SIGKILL');
+    await eventually(() => connection.status === 'reconnecting', 'the connection to notice');
+    await eventually(() => connection.status === 'ready', 'the reconnect', 15_000);
+    expect((await call('grow')).isError).toBeFalsy();
+
+    const s = { server: name };
+    let m = await scrape(env.metricsUrl);
+    await eventually(async () => {
+      m = await scrape(env.metricsUrl);
+      return total(m, METRICS.mcpSyncDelay.name, s, 'count') === 2;
+    }, 'both list changes to be counted');
+    expect(total(m, METRICS.mcpConnects.name, s)).toBe(2);
+    expect(total(m, METRICS.mcpDisconnects.name, s)).toBe(1);
+    expect(total(m, METRICS.mcpReconnectSeconds.name, s, 'count')).toBe(1);
+    expect(total(m, METRICS.mcpConnected.name, s)).toBe(1);
+    const uptime = total(m, METRICS.mcpUptime.name, s);
+    expect(uptime).toBeGreaterThan(0);
+    expect(uptime).toBeLessThan(1);
+    expect(total(m, METRICS.mcpRefreshes.name, { ...s, reason: 'list_changed', changed: 'true' })).toBe(2);
+    expect(total(m, METRICS.mcpRefreshes.name, { ...s, reason: 'requested', changed: 'false' })).toBe(1);
+    expect(total(m, METRICS.mcpCalls.name, { ...s, outcome: 'ok' })).toBe(2);
+    expect(total(m, METRICS.mcpCalls.name, { ...s, outcome: 'error' })).toBe(0);
+  } finally {
+    await connection.close();
+  }
+  const after = await scrape(env.metricsUrl);
+  expect(total(after, METRICS.mcpConnected.name, { server: name })).toBe(0);
 }, 60_000);

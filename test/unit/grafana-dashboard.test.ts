@@ -37,7 +37,8 @@ describe('the Grafana dashboard', () => {
     }
   });
 
-  it('filters by task queue with the label Temporal gives our metrics', () => {
-    for (const e of exprs.filter((x) => /agent_(?!api_)/.test(x))) expect(e).toContain('taskQueue=~"$task_queue"');
+  it('filters by task queue with the label Temporal gives our metrics (MCP and API metrics are per process, not per queue)', () => {
+    for (const e of exprs.filter((x) => /agent_(?!api_|mcp_)/.test(x))) expect(e).toContain('taskQueue=~"$task_queue"');
+    for (const e of exprs.filter((x) => /agent_(api|mcp)_/.test(x))) expect(e).not.toContain('taskQueue');
   });
 });

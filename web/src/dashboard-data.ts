@@ -108,3 +108,12 @@ export function latestTotal(series: MetricsSeries, metric: string, key?: string)
   const last = series.samples.at(-1)?.metrics[metric]?.values ?? {};
   return key !== undefined ? (last[key] ?? 0) : Object.values(last).reduce((a, b) => a + b, 0);
 }
+
+/** A gauge's value at each sample after the first, one line per value of its first label. */
+export function gaugeOf(series: MetricsSeries, metric: string): Chart {
+  const pairs = intervals(series);
+  return {
+    times: timesOf(series),
+    lines: keysOf(series, metric, 'values').map((key) => ({ label: key || metric, values: pairs.map(([, b]) => b.metrics[metric]?.values[key] ?? null) })),
+  };
+}

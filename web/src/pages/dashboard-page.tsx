@@ -2,7 +2,7 @@ import { useMemo } from 'preact/hooks';
 import { isAdmin, useSigned } from '../auth';
 import { ProblemView } from '../components/problem-view';
 import { TimeChart } from '../components/time-chart';
-import { latestTotal, meanOf, ratePerMinute, ratio, shares, type MetricsSeries } from '../dashboard-data';
+import { gaugeOf, latestTotal, meanOf, ratePerMinute, ratio, shares, type MetricsSeries } from '../dashboard-data';
 import { usePoll } from '../poll';
 
 /**
@@ -55,7 +55,15 @@ export function DashboardPage() {
             <TimeChart title="Confirmation wait (mean, s)" chart={charts.confirmWait} unit=" s" />
           </div>
           <h2>MCP</h2>
-          <p role="note">MCP connection metrics (connected state, reconnect time, sync delay) are not exported yet; MCP tool calls show under Tools.</p>
+          <p class="figures">
+            Servers connected now: {connectedNow(s)}
+          </p>
+          <div class="charts">
+            <TimeChart title="Uptime by server (share since the worker started)" chart={charts.mcpUptime} unit="" digits={2} />
+            <TimeChart title="MCP calls per minute by outcome" chart={charts.mcpCalls} unit="/min" />
+            <TimeChart title="Reconnect time (mean, s)" chart={charts.mcpReconnect} unit=" s" digits={2} />
+            <TimeChart title="Tool sync delay after list_changed (mean, ms)" chart={charts.mcpSync} unit=" ms" />
+          </div>
           <h2>Memory</h2>
           <div class="charts">
             <TimeChart title="Recall by best tier, share" chart={charts.recallTiers} unit="" digits={2} />
@@ -72,6 +80,12 @@ export function DashboardPage() {
       )}
     </section>
   );
+}
+
+function connectedNow(s: MetricsSeries): string {
+  const servers = Object.entries(s.samples.at(-1)?.metrics.agent_mcp_connected?.values ?? {});
+  if (servers.length === 0) return 'no MCP servers configured';
+  return servers.map(([name, v]) => `${name} ${v >= 1 ? 'up' : 'down'}`).join(' · ');
 }
 
 function buildCharts(s: MetricsSeries) {
@@ -92,5 +106,9 @@ function buildCharts(s: MetricsSeries) {
     modelCalls: ratePerMinute(s, 'agent_model_calls_total'),
     modelMs: { times: latency.times, lines: [...latency.lines, ...ttft.lines] },
     tokens: ratePerMinute(s, 'agent_model_tokens_total'),
+    mcpUptime: gaugeOf(s, 'agent_mcp_uptime_ratio'),
+    mcpCalls: ratePerMinute(s, 'agent_mcp_calls_total'),
+    mcpReconnect: meanOf(s, 'agent_mcp_reconnect_seconds', 'reconnect'),
+    mcpSync: meanOf(s, 'agent_mcp_tool_sync_delay_seconds', 'sync delay', 1000),
   };
 }
