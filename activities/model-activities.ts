@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { countMetric, observeMetric } from './metrics';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import OpenAI from 'openai';
@@ -143,98 +144,140 @@ class DeltaRelay {
   }
 }
 
+const tracer = trace.getTracer('durable-agent');
+
 export function createModelActivities(deps: ModelActivityDeps) {
   return {
     async callModel(input: CallModelInput): Promise<CallModelResult> {
-      const ctx = Context.current();
-      const model = input.model.name ?? deps.defaultModel;
-      const attempt = ctx.info.attempt;
-      const relay = new DeltaRelay(deps.deltaBatchMs ?? 50, { turnId: input.turnId, step: input.step, attempt });
-      const startedAt = performance.now();
-      // Liveness and cancellation delivery both ride on heartbeats; a call that ends within
-      // FIRST_HEARTBEAT_AFTER_MS sends none (an interrupt then finds the step already done).
-      const heartbeat = (): void => {
-        if (performance.now() - startedAt >= FIRST_HEARTBEAT_AFTER_MS) ctx.heartbeat();
-      };
-      const beat = setInterval(heartbeat, HEARTBEAT_EVERY_MS);
-
-      const params: ChatCompletionCreateParamsStreaming = {
-        model,
-        messages: input.messages as ChatCompletionCreateParamsStreaming['messages'],
-        stream: true,
-        stream_options: { include_usage: true },
-        ...(input.tools.length > 0
-          ? { tools: input.tools.map((t) => ({ type: 'function' as const, function: t })), parallel_tool_calls: true }
-          : {}),
-        ...(input.model.temperature !== undefined ? { temperature: input.model.temperature } : {}),
-      };
-
-      let content = '';
-      const calls = new StreamedToolCalls();
-      let finishReason: string | null = null;
-      let usage: CallModelResult['usage'] = null;
-      let unpublished: string[];
-      let firstTokenAt: number | undefined;
-      try {
-        const stream = await deps.openai.chat.completions.create(params, {
-          signal: ctx.cancellationSignal,
-          headers: { 'x-session-id': input.sessionId },
-          maxRetries: 0,
-        });
-        for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
-          heartbeat();
-          if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
-          const choice = chunk.choices[0];
-          if (!choice) continue;
-          const delta = choice.delta;
-          if (firstTokenAt === undefined && (delta.content || delta.tool_calls?.length)) {
-            firstTokenAt = performance.now();
-            observeMetric('modelTtft', (firstTokenAt - startedAt) / 1000);
+      // A GenAI client span (OpenTelemetry semantic conventions), child of the activity's span when tracing is on.
+      return tracer.startActiveSpan(
+        `chat ${input.model.name ?? deps.defaultModel}`,
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.system': 'openai',
+            'gen_ai.request.model': input.model.name ?? deps.defaultModel,
+            ...(input.model.temperature !== undefined ? { 'gen_ai.request.temperature': input.model.temperature } : {}),
+            'server.address': safeHost(deps.openai.baseURL),
+          },
+        },
+        async (span) => {
+          try {
+            const result = await callModelOnce(input);
+            if (result.usage) span.setAttributes({ 'gen_ai.usage.input_tokens': result.usage.promptTokens, 'gen_ai.usage.output_tokens': result.usage.completionTokens });
+            span.setAttributes({ 'gen_ai.response.finish_reasons': [result.finishReason ?? 'unknown'], 'gen_ai.response.model': input.model.name ?? deps.defaultModel });
+            return result;
+          } catch (err) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message.slice(0, 200) : 'failed' });
+            span.setAttribute('error.type', (err as { type?: string }).type ?? (err instanceof Error ? err.name : 'error'));
+            throw err;
+          } finally {
+            span.end();
           }
-          if (delta.content && content.length < MODEL_OUTPUT_LIMITS.maxTextChars) {
-            // Past the limit the rest of the answer is dropped here, before it reaches history or events.
-            const piece = delta.content.slice(0, MODEL_OUTPUT_LIMITS.maxTextChars - content.length);
-            content += piece;
-            relay.add(piece);
-          }
-          calls.add(delta.tool_calls);
-          if (choice.finish_reason) finishReason = choice.finish_reason;
-        }
-        if (finishReason === null) {
-          throw ApplicationFailure.retryable('The model stream ended before the model finished its answer.', FailureType.ModelUnavailable);
-        }
-        unpublished = await relay.finish();
-      } catch (err) {
-        // Deltas already streamed must reach the workflow before it learns of a cancellation:
-        // it keeps them as the partial answer. A failed attempt's deltas go out too, marked by attempt.
-        await relay.drain().catch(() => undefined);
-        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('model call interrupted');
-        const failure = err instanceof ApplicationFailure ? err : classifyModelError(err, model, deps.openai.baseURL);
-        countMetric('modelCalls', { outcome: 'error' });
-        countMetric('modelErrors', { class: failure.type ?? 'Unknown' });
-        throw failure;
-      } finally {
-        clearInterval(beat);
-        relay.stop();
-      }
-
-      countMetric('modelCalls', { outcome: 'ok' });
-      observeMetric('modelSeconds', (performance.now() - startedAt) / 1000);
-      if (usage) {
-        countMetric('modelTokens', { direction: 'input' }, usage.promptTokens);
-        countMetric('modelTokens', { direction: 'output' }, usage.completionTokens);
-      }
-      const { toolCalls, truncatedArguments, droppedToolCalls } = boundToolCalls(calls.list((index) => `call_${input.turnId}_${input.step}_${index}`));
-      return {
-        content: content === '' ? null : content,
-        toolCalls,
-        finishReason,
-        usage,
-        attempt,
-        ...(unpublished.length > 0 ? { unpublishedDeltas: unpublished } : {}),
-        ...(truncatedArguments.length > 0 ? { truncatedArguments } : {}),
-        ...(droppedToolCalls > 0 ? { droppedToolCalls } : {}),
-      };
+        },
+      );
     },
   };
+
+  async function callModelOnce(input: CallModelInput): Promise<CallModelResult> {
+    const ctx = Context.current();
+    const model = input.model.name ?? deps.defaultModel;
+    const attempt = ctx.info.attempt;
+    const relay = new DeltaRelay(deps.deltaBatchMs ?? 50, { turnId: input.turnId, step: input.step, attempt });
+    const startedAt = performance.now();
+    // Liveness and cancellation delivery both ride on heartbeats; a call that ends within
+    // FIRST_HEARTBEAT_AFTER_MS sends none (an interrupt then finds the step already done).
+    const heartbeat = (): void => {
+      if (performance.now() - startedAt >= FIRST_HEARTBEAT_AFTER_MS) ctx.heartbeat();
+    };
+    const beat = setInterval(heartbeat, HEARTBEAT_EVERY_MS);
+
+    const params: ChatCompletionCreateParamsStreaming = {
+      model,
+      messages: input.messages as ChatCompletionCreateParamsStreaming['messages'],
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(input.tools.length > 0
+        ? { tools: input.tools.map((t) => ({ type: 'function' as const, function: t })), parallel_tool_calls: true }
+        : {}),
+      ...(input.model.temperature !== undefined ? { temperature: input.model.temperature } : {}),
+    };
+
+    let content = '';
+    const calls = new StreamedToolCalls();
+    let finishReason: string | null = null;
+    let usage: CallModelResult['usage'] = null;
+    let unpublished: string[];
+    let firstTokenAt: number | undefined;
+    try {
+      const stream = await deps.openai.chat.completions.create(params, {
+        signal: ctx.cancellationSignal,
+        headers: { 'x-session-id': input.sessionId },
+        maxRetries: 0,
+      });
+      for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
+        heartbeat();
+        if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
+        const choice = chunk.choices[0];
+        if (!choice) continue;
+        const delta = choice.delta;
+        if (firstTokenAt === undefined && (delta.content || delta.tool_calls?.length)) {
+          firstTokenAt = performance.now();
+          observeMetric('modelTtft', (firstTokenAt - startedAt) / 1000);
+        }
+        if (delta.content && content.length < MODEL_OUTPUT_LIMITS.maxTextChars) {
+          // Past the limit the rest of the answer is dropped here, before it reaches history or events.
+          const piece = delta.content.slice(0, MODEL_OUTPUT_LIMITS.maxTextChars - content.length);
+          content += piece;
+          relay.add(piece);
+        }
+        calls.add(delta.tool_calls);
+        if (choice.finish_reason) finishReason = choice.finish_reason;
+      }
+      if (finishReason === null) {
+        throw ApplicationFailure.retryable('The model stream ended before the model finished its answer.', FailureType.ModelUnavailable);
+      }
+      unpublished = await relay.finish();
+    } catch (err) {
+      // Deltas already streamed must reach the workflow before it learns of a cancellation:
+      // it keeps them as the partial answer. A failed attempt's deltas go out too, marked by attempt.
+      await relay.drain().catch(() => undefined);
+      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('model call interrupted');
+      const failure = err instanceof ApplicationFailure ? err : classifyModelError(err, model, deps.openai.baseURL);
+      countMetric('modelCalls', { outcome: 'error' });
+      countMetric('modelErrors', { class: failure.type ?? 'Unknown' });
+      throw failure;
+    } finally {
+      clearInterval(beat);
+      relay.stop();
+    }
+
+    countMetric('modelCalls', { outcome: 'ok' });
+    observeMetric('modelSeconds', (performance.now() - startedAt) / 1000);
+    if (usage) {
+      countMetric('modelTokens', { direction: 'input' }, usage.promptTokens);
+      countMetric('modelTokens', { direction: 'output' }, usage.completionTokens);
+    }
+    const { toolCalls, truncatedArguments, droppedToolCalls } = boundToolCalls(calls.list((index) => `call_${input.turnId}_${input.step}_${index}`));
+    return {
+      content: content === '' ? null : content,
+      toolCalls,
+      finishReason,
+      usage,
+      attempt,
+      ...(unpublished.length > 0 ? { unpublishedDeltas: unpublished } : {}),
+      ...(truncatedArguments.length > 0 ? { truncatedArguments } : {}),
+      ...(droppedToolCalls > 0 ? { droppedToolCalls } : {}),
+    };
+  }
+}
+
+/** The model server's host for the span, never its path or credentials. */
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'unknown';
+  }
 }

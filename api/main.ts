@@ -11,6 +11,7 @@ import { AgentClient } from '../client';
 import { dataConverterFor } from '../codec/data-converter';
 import { loadConfig } from '../workers/config';
 import { temporalTransportOptions } from '../workers/temporal-connection-options';
+import { clientTracingInterceptors, tracingFromEnv } from '../workers/tracing';
 import { loadTokens, TokenBook } from './auth';
 import { MetricsHistory } from './metrics-history';
 import { DEFAULT_API_LIMITS, createApi, listen, type ApiLimits } from './server';
@@ -52,7 +53,10 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, OPENAI_BASE_URL: process.env.OPENAI_BASE_URL?.trim() || 'http://127.0.0.1:9/v1' });
   const settings = apiSettings(process.env);
   if (settings.tokens.size === 0) process.stderr.write('api: no tokens configured (API_TOKENS / API_TOKENS_FILE): every request will get 401. `npm run api:token -- --tenant t --user u` makes one.\n');
+  // With an OTLP endpoint configured, each request's Temporal calls start the trace the workers continue.
+  const tracing = tracingFromEnv(process.env, 'durable-agent-api');
   const agent = await AgentClient.connect({
+    ...(tracing ? { interceptors: clientTracingInterceptors() } : {}),
     address: config.temporal.address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,

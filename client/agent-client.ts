@@ -5,6 +5,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   isGrpcServiceError,
+  type ClientInterceptors,
   type TLSConfig,
 } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes, type DataConverter } from '@temporalio/common';
@@ -187,10 +188,12 @@ export class AgentClient {
     tls?: TLSConfig | boolean;
     /** An API key (Temporal Cloud); implies TLS. Never appears in errors. */
     apiKey?: string;
+    /** Client interceptors, e.g. `clientTracingInterceptors()` from workers/tracing.ts for OpenTelemetry. */
+    interceptors?: ClientInterceptors;
   }): Promise<AgentClient> {
     const connection = await connectBounded(options.address, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, { tls: options.tls, apiKey: options.apiKey });
     return new AgentClient({
-      client: new Client({ connection, namespace: options.namespace ?? 'default', dataConverter: options.dataConverter }),
+      client: new Client({ connection, namespace: options.namespace ?? 'default', dataConverter: options.dataConverter, ...(options.interceptors ? { interceptors: options.interceptors } : {}) }),
       taskQueue: options.taskQueue,
       callTimeoutMs: options.callTimeoutMs,
       principal: options.principal,

@@ -30,6 +30,7 @@ import { createAgentWorker, type AgentWorkerHandle } from '../workers/agent-work
 import { ConfigError, loadConfig } from '../workers/config';
 import { temporalTransportOptions } from '../workers/temporal-connection-options';
 import { metricsBindAddress, prometheusTelemetry } from '../workers/telemetry';
+import { clientTracingInterceptors, tracingFromEnv } from '../workers/tracing';
 import { ensureStack } from './stack';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -73,7 +74,9 @@ async function main(started: Started): Promise<void> {
   });
   if (!scripted) out(`model: "${config.model.name}" at ${config.model.baseUrl}`);
 
-  started.worker = await createAgentWorker(config);
+  const tracing = tracingFromEnv(process.env, 'durable-agent');
+  if (tracing) out('traces: exported over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)');
+  started.worker = await createAgentWorker(config, tracing ? { tracing } : {});
   const workerRun = started.worker.run();
   workerRun.catch((err: unknown) => {
     process.stderr.write(`worker failed: ${err instanceof Error ? err.message : String(err)}\n`);
@@ -100,6 +103,7 @@ async function main(started: Started): Promise<void> {
 
   if (!existsSync(path.join(CONSOLE_DIR, 'index.html'))) await buildConsole();
   started.agent = await AgentClient.connect({
+    ...(tracing ? { interceptors: clientTracingInterceptors() } : {}),
     address: config.temporal.address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,

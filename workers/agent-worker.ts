@@ -14,6 +14,7 @@ import { configuredSecrets, type RuntimeConfig } from './config';
 import { connectMongo, connectTemporal } from './dependencies';
 import { ensureMaintenanceSchedule } from './maintenance-schedule';
 import { temporalTransportOptions } from './temporal-connection-options';
+import { workerTracingOptions, type Tracing } from './tracing';
 
 export interface AgentWorkerHandle {
   worker: Worker;
@@ -32,6 +33,8 @@ export interface AgentWorkerOverrides {
   toolSource?: ActivityDeps['toolSource'];
   mcpLogger?: McpLogger;
   workerOptions?: Partial<WorkerOptions>;
+  /** OpenTelemetry (workers/tracing.ts): adds the interceptors, and bundles the workflows with the workflow-side one. */
+  tracing?: Tracing;
 }
 
 /** Connects every dependency named in the config and creates a worker for the session workflow. */
@@ -98,9 +101,11 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     // validator rejects fails the workflow task over and over and freezes the session; without it
     // the server drops that one request and the session carries on (test: poison-inputs).
     disablePayloadErrorLimit: true,
-    ...(overrides.workflowBundlePath
+    // A prebuilt bundle lacks the tracing interceptors' workflow module: with tracing on, bundle here.
+    ...(overrides.workflowBundlePath && !overrides.tracing
       ? { workflowBundle: { codePath: overrides.workflowBundlePath } }
       : { workflowsPath: require.resolve('../workflows') }),
+    ...(overrides.tracing ? workerTracingOptions(overrides.tracing) : {}),
     activities,
     // Cancellation reaches an activity only in a heartbeat response; flushing heartbeats
     // often keeps an interrupt's latency to a fraction of a second.

@@ -6,6 +6,7 @@ import { createAgentWorker } from './agent-worker';
 import { DependencyUnreachableError } from './dependencies';
 import { redactingLogger } from './redacting-logger';
 import { metricsBindAddress, prometheusTelemetry } from './telemetry';
+import { tracingFromEnv } from './tracing';
 
 /** EX_CONFIG and EX_UNAVAILABLE from sysexits.h: a supervisor can tell "fix the config" from "a service is down". */
 const EXIT_CONFIG = 78;
@@ -24,9 +25,12 @@ async function main(): Promise<void> {
   Runtime.install({ logger: redactingLogger(new DefaultLogger('INFO'), secrets), ...(metrics ? { telemetryOptions: prometheusTelemetry(metrics) } : {}) });
   if (metrics) console.log(`durable-agent worker metrics on http://${metrics}/metrics`);
   console.log('durable-agent worker starting with', JSON.stringify(describeConfig(config)));
-  const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
+  const tracing = tracingFromEnv(process.env, 'durable-agent-worker');
+  if (tracing) console.log('durable-agent worker exports traces over OTLP');
+  const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, ...(tracing ? { tracing } : {}) });
   console.log(`durable-agent worker polling task queue "${config.temporal.taskQueue}" on ${config.temporal.address}`);
   await handle.run();
+  await tracing?.shutdown();
 }
 
 main().catch((err: unknown) => {

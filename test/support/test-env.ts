@@ -10,6 +10,7 @@ import { createAgentWorker, type AgentWorkerHandle } from '../../workers/agent-w
 import { loadConfig, type RuntimeConfig } from '../../workers/config';
 import { temporalTransportOptions } from '../../workers/temporal-connection-options';
 import { prometheusTelemetry } from '../../workers/telemetry';
+import { clientTracingInterceptors, type Tracing } from '../../workers/tracing';
 import { freePort } from './net';
 import { dataConverterFor } from '../../codec/data-converter';
 import type { AgentEvent } from '../../workflows/events';
@@ -58,6 +59,8 @@ export interface TestEnvOptions {
   modelFallback?: ScriptedModelServerOptions['fallback'];
   /** Worker options to override (e.g. `maxCachedWorkflows: 0`, which replays every workflow task). */
   workerOptions?: Partial<WorkerOptions>;
+  /** OpenTelemetry on the worker and the client (the worker then bundles its workflows itself). */
+  tracing?: Tracing;
 }
 
 export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): Promise<TestEnv> {
@@ -79,7 +82,7 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
   const db = mongo.db(config.mongodb.database);
   const workers: AgentWorkerHandle[] = [];
   const startWorker = async (extraTools = options.extraTools) => {
-    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger, ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}) });
+    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger, ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}), ...(options.tracing ? { tracing: options.tracing } : {}) });
     void handle.run();
     workers.push(handle);
     return handle;
@@ -87,7 +90,7 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
   const worker = options.startWorker === false ? (undefined as unknown as AgentWorkerHandle) : await startWorker();
   // The same transport (TLS, mTLS, API key) the worker uses, from the same settings.
   const connection = await Connection.connect({ address: config.temporal.address, ...temporalTransportOptions(config.temporal) });
-  const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config.encryption) });
+  const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config.encryption), ...(options.tracing ? { interceptors: clientTracingInterceptors() } : {}) });
   // Acts as the user of `sessionOptions` (acme/ana); `agent.as(...)` acts for another.
   const agent = new AgentClient({ client, taskQueue, principal: { tenant: 'acme', user: 'ana' } });
   return {
