@@ -19,6 +19,8 @@ export interface CallModelInput {
   messages: ChatMessage[];
   tools: ModelToolDefinition[];
   model: { name?: string; temperature?: number };
+  /** Whose session this is: the call's tokens are recorded for them (usage and cost). */
+  namespace?: { tenant: string; user: string };
 }
 
 export interface CallModelResult {

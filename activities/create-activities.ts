@@ -1,4 +1,6 @@
 import type { Db } from 'mongodb';
+import { createUsageActivities, type UsageActivities } from './usage/usage-activities';
+import { UsageStore, type PriceTable } from './usage/usage-store';
 import type OpenAI from 'openai';
 import type { SessionActivities } from './activity-types';
 import { createArchiveActivities } from './archive-activities';
@@ -26,6 +28,8 @@ export interface ActivityDeps {
   db: Db;
   openai: OpenAI;
   model: { name: string };
+  /** Prices per million tokens by model (MODEL_PRICES), for usage and cost. */
+  pricing?: { prices: PriceTable; currency: string };
   limits: { toolTimeoutMs: number; maxToolResultChars: number };
   /** Native tools besides the built-in ones (tests add slow or failing ones here). */
   extraTools?: NativeTool[];
@@ -62,13 +66,15 @@ export function staticToolSource(tools: NativeTool[], timeoutMs: number): ToolSo
  * Builds every activity from injected dependencies, so tests can pass real or
  * fake ones. Whatever an activity throws passes through one SecretRedactor.
  */
-export function createActivities(deps: ActivityDeps): SessionActivities & MemoryActivities {
+export function createActivities(deps: ActivityDeps): SessionActivities & MemoryActivities & UsageActivities {
   const memory = deps.memory ?? { embedder: new OfflineEmbedder(), config: defaultMemoryConfig() };
   const tools =
     deps.toolSource ??
     staticToolSource([...builtinTools(deps.db), ...memoryTools(deps.db, memory), ...(deps.extraTools ?? [])], deps.limits.toolTimeoutMs);
+  const usage = new UsageStore(deps.db, deps.pricing);
   return new SecretRedactor(deps.secrets ?? []).activities({
-    ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name }),
+    ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name, usage }),
+    ...createUsageActivities(usage),
     ...createSummarizeActivity({ openai: deps.openai, model: deps.model.name }),
     ...createArchiveActivities(new SessionArchiveRepository(deps.db)),
     ...createSearchAttributeActivities(),

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { UsageStore } from './usage/usage-store';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { countMetric, observeMetric } from './metrics';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
@@ -16,6 +17,8 @@ export interface ModelActivityDeps {
   defaultModel: string;
   /** How often deltas are flushed to the session's event stream. */
   deltaBatchMs?: number;
+  /** Where each call's tokens are recorded, per tenant, user and session. */
+  usage?: UsageStore;
 }
 
 /** The model API's base URL as it may be shown: scheme, host, port and path, never credentials, query or fragment. */
@@ -258,6 +261,19 @@ export function createModelActivities(deps: ModelActivityDeps) {
     if (usage) {
       countMetric('modelTokens', { direction: 'input' }, usage.promptTokens);
       countMetric('modelTokens', { direction: 'output' }, usage.completionTokens);
+      const run = ctx.info.workflowExecution;
+      if (deps.usage && input.namespace && run) {
+        await deps.usage.record({
+          id: `${run.workflowId}/${run.runId}/${ctx.info.activityId}`,
+          tenant: input.namespace.tenant,
+          user: input.namespace.user,
+          sessionId: input.sessionId,
+          model,
+          at: new Date(),
+          inputTokens: usage.promptTokens,
+          outputTokens: usage.completionTokens,
+        });
+      }
     }
     const { toolCalls, truncatedArguments, droppedToolCalls } = boundToolCalls(calls.list((index) => `call_${input.turnId}_${input.step}_${index}`));
     return {

@@ -304,3 +304,38 @@ export const metricsSeriesRoute = createRoute({
     ...problemResponses(401, 403, 404, 429),
   },
 });
+
+const UsageRowSchema = z.object({ day: z.string(), model: z.string(), inputTokens: z.number().int(), outputTokens: z.number().int(), cost: z.number().nullable() });
+
+export const usageRoute = createRoute({
+  method: 'get',
+  path: '/v1/usage',
+  summary: 'Tokens and cost by day and model: your own, one of your sessions, or (tenant admins) any user\'s or the whole tenant\'s',
+  security,
+  request: {
+    query: z.object({
+      user: z.string().min(1).max(128).optional().openapi({ description: 'Another user of your tenant (admins); default: yourself, or the whole tenant for admins with all=true' }),
+      all: z.enum(['true', 'false']).optional().openapi({ description: 'The whole tenant (admins)' }),
+      sessionId: z.string().regex(SESSION_ID_PATTERN, SESSION_ID_RULE).optional(),
+      days: z.coerce.number().int().min(1).max(366).default(1).openapi({ description: 'Whole UTC days, today included' }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'Usage',
+      content: {
+        'application/json': {
+          schema: z
+            .object({
+              currency: z.string(),
+              rows: z.array(UsageRowSchema),
+              total: z.object({ inputTokens: z.number().int(), outputTokens: z.number().int(), cost: z.number(), calls: z.number().int() }),
+              unpriced: z.array(z.string()),
+            })
+            .openapi('Usage'),
+        },
+      },
+    },
+    ...problemResponses(401, 403, 422, 429, 503, 504),
+  },
+});

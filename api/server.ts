@@ -14,7 +14,7 @@ import { EventHub } from './event-hub';
 import { ApiMetrics } from './metrics';
 import type { MetricsHistory } from './metrics-history';
 import { ProblemError, problemFor, sendProblem } from './problem';
-import { approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, deleteMemoryRoute, listMemoriesRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
+import { approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, usageRoute, deleteMemoryRoute, listMemoriesRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
 import { SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
 import { workflowIdFor } from '../workflows/messages';
 
@@ -352,6 +352,14 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     const caller = c.get('caller');
     const ui = options.console?.temporalUiUrl;
     return c.json({ tenant: caller.tenant, user: caller.user, roles: caller.roles, temporalNamespace: options.agent.client.options.namespace, ...(ui ? { temporalUiUrl: ui } : {}) }, 200);
+  });
+
+  app.openapi(usageRoute, async (c) => {
+    const { user, all, sessionId, days } = c.req.valid('query');
+    const caller = c.get('caller');
+    const summary = await agentFor(c).getUsage({ tenant: caller.tenant, ...(all === 'true' ? {} : sessionId && !user ? {} : { user: user ?? caller.user }), ...(sessionId ? { sessionId } : {}), days });
+    const { query: _query, ...body } = summary;
+    return c.json(body, 200);
   });
 
   app.openapi(metricsSeriesRoute, (c) => {

@@ -15,6 +15,8 @@ import { randomUUID } from 'node:crypto';
 import type { agentSession } from '../workflows/agent-session';
 import type { deleteUserMemory, listUserMemories } from '../workflows/maintenance';
 import type { readSessionArchive } from '../workflows/archived-events';
+import type { ReadUsageInput, readUsage } from '../workflows/usage';
+import type { UsageSummary } from '../activities/usage/usage-store';
 import type { expandPrompt, listPrompts } from '../workflows/mcp-prompts';
 import type { ExpandPromptResult, ListPromptsResult } from '../activities/mcp/mcp-prompts';
 import { AnswerInputInput } from '../workflows/input-request';
@@ -540,6 +542,29 @@ export class AgentClient {
         next = item.offset + 1;
       }
       if (page.items.length < 1_000 || next >= page.nextOffset) return;
+    }
+  }
+
+  /**
+   * Tokens and their cost (MODEL_PRICES on the workers) by day and model: a
+   * user's own, one of their sessions', or, for an admin of the tenant, any
+   * user's or the tenant's total. `days` counts whole UTC days, today included.
+   */
+  async getUsage(query: Omit<ReadUsageInput, 'principal'>): Promise<UsageSummary> {
+    const principal = this.requirePrincipal('getUsage');
+    try {
+      return await this.deadline.watched(`usage of ${query.tenant}${query.user ? `/${query.user}` : ''}`, () =>
+        this.client.workflow.execute<typeof readUsage>('readUsage', {
+          taskQueue: this.taskQueue,
+          workflowId: `usage-read-${query.tenant}-${randomUUID()}`,
+          args: [{ ...query, principal }],
+        }),
+      );
+    } catch (err) {
+      const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type === FailureType.NotAuthorized) throw new NotAuthorizedError(cause.message);
+      if (cause instanceof ApplicationFailure && cause.type === FailureType.SessionInputInvalid) throw new SessionValidationError(cause.message, cause.type);
+      throw err;
     }
   }
 

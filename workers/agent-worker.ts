@@ -9,6 +9,7 @@ import { MemoryRepository } from '../activities/memory/memory-repository';
 import { ensureMeetingIndexes } from '../activities/tools/meeting-tools';
 import { nativeRunnable } from '../activities/tools/tool-registry';
 import { SessionArchiveRepository } from '../activities/session-archive';
+import { UsageStore, priceTableFromEnv, type PriceTable } from '../activities/usage/usage-store';
 import { dataConverterFor } from '../codec/data-converter';
 import { configuredSecrets, type RuntimeConfig } from './config';
 import { connectMongo, connectTemporal } from './dependencies';
@@ -33,6 +34,8 @@ export interface AgentWorkerOverrides {
   toolSource?: ActivityDeps['toolSource'];
   mcpLogger?: McpLogger;
   workerOptions?: Partial<WorkerOptions>;
+  /** Prices per million tokens (default: MODEL_PRICES from the environment). */
+  pricing?: { prices: PriceTable; currency: string };
   /** OpenTelemetry (workers/tracing.ts): adds the interceptors, and bundles the workflows with the workflow-side one. */
   tracing?: Tracing;
 }
@@ -44,6 +47,8 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
   await ensureMeetingIndexes(db);
   await new SessionArchiveRepository(db).ensureIndexes();
   await new MemoryRepository(db).ensureIndexes();
+  await new UsageStore(db).ensureIndexes();
+  const pricing = overrides.pricing ?? priceTableFromEnv(process.env);
   const openai = new OpenAI({
     baseURL: config.model.baseUrl,
     // Local OpenAI-compatible servers often need no key; the SDK insists on a string.
@@ -84,6 +89,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     db,
     openai,
     model: { name: config.model.name },
+    pricing,
     limits: config.limits,
     extraTools: overrides.extraTools,
     toolSource: overrides.toolSource ?? mcp?.toolSource,

@@ -2,3 +2,4 @@ export { agentSession } from './agent-session';
 export { deleteUserMemory, listUserMemories, maintenanceSweep } from './maintenance';
 export { expandPrompt, listPrompts } from './mcp-prompts';
 export { readSessionArchive } from './archived-events';
+export { readUsage } from './usage';

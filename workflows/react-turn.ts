@@ -186,7 +186,15 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
   for (let step = 1; step <= options.limits.maxSteps + regenerations; step++) {
     ctx.onStep(step);
     ctx.setActivity('thinking');
-    const modelInput = { sessionId, turnId, step, messages: [...ctx.prefix, ...ctx.messages], tools: offer(), model: options.model };
+    const modelInput = {
+      sessionId,
+      turnId,
+      step,
+      messages: [...ctx.prefix, ...ctx.messages],
+      tools: offer(),
+      model: options.model,
+      namespace: { tenant: options.namespace.tenant, user: options.namespace.user },
+    };
     const inputBytes = payloadBytes(modelInput);
     if (inputBytes > SAFE_PAYLOAD_BYTES) {
       // Scheduling it would fail the workflow task at the server; fail the turn instead, saying why.

@@ -118,6 +118,7 @@ describe('HTTP API', () => {
       '/v1/sessions/{sessionId}/interrupt',
       '/v1/sessions/{sessionId}/messages',
       '/v1/sessions/{sessionId}/tool-calls/{toolCallId}/decision',
+      '/v1/usage',
       '/v1/users/{tenant}/{user}/memories',
       '/v1/users/{tenant}/{user}/memories/{memoryId}',
     ]);

@@ -11,6 +11,7 @@ import { loadConfig, type RuntimeConfig } from '../../workers/config';
 import { temporalTransportOptions } from '../../workers/temporal-connection-options';
 import { prometheusTelemetry } from '../../workers/telemetry';
 import { clientTracingInterceptors, type Tracing } from '../../workers/tracing';
+import type { PriceTable } from '../../activities/usage/usage-store';
 import { freePort } from './net';
 import { dataConverterFor } from '../../codec/data-converter';
 import type { AgentEvent } from '../../workflows/events';
@@ -61,6 +62,8 @@ export interface TestEnvOptions {
   workerOptions?: Partial<WorkerOptions>;
   /** OpenTelemetry on the worker and the client (the worker then bundles its workflows itself). */
   tracing?: Tracing;
+  /** Model prices for usage and cost. */
+  pricing?: { prices: PriceTable; currency: string };
 }
 
 export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): Promise<TestEnv> {
@@ -82,7 +85,7 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
   const db = mongo.db(config.mongodb.database);
   const workers: AgentWorkerHandle[] = [];
   const startWorker = async (extraTools = options.extraTools) => {
-    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger, ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}), ...(options.tracing ? { tracing: options.tracing } : {}) });
+    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger, ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}), ...(options.tracing ? { tracing: options.tracing } : {}), ...(options.pricing ? { pricing: options.pricing } : {}) });
     void handle.run();
     workers.push(handle);
     return handle;

@@ -1,0 +1,100 @@
+import { mintToken, TokenBook } from '../../api/auth';
+import { createApi, listen } from '../../api/server';
+import { USAGE_COLLECTION, UsageStore } from '../../activities/usage/usage-store';
+import { probeTools, type ProbeLog } from '../support/probe-tools';
+import { sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+
+/*
+ * Token usage and cost per session, user and tenant, from the model's own
+ * usage numbers and a price table, read through the client and the HTTP API.
+ */
+
+const log: ProbeLog = { runs: [] };
+let env: TestEnv;
+const PRICES = { scripted: { inputPerMillion: 2.5, outputPerMillion: 10 } };
+
+beforeAll(async () => {
+  env = await startTestEnv({ name: 'usage', extraTools: probeTools(log), pricing: { prices: PRICES, currency: 'EUR' } });
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+it('records each model call once with the model\'s usage, and sums tokens and cost per session, user and tenant', async () => {
+  const tenant = uniqueId('tn');
+  const [ana, bob] = ['ana', 'bob'];
+  const s1 = uniqueId('use');
+  const s2 = uniqueId('use');
+  env.model.script(
+    [
+      { respond: { kind: 'tool_calls', calls: [{ id: 'n1', name: 'local_note', arguments: { text: 'x' } }] } },
+      { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Noted.' } },
+      { respond: { kind: 'text', text: 'And again.' } },
+    ],
+    { lane: s1 },
+  );
+  env.model.script([{ respond: { kind: 'text', text: 'Hi Bob.' } }], { lane: s2 });
+  const asAna = env.agent.as({ tenant, user: ana });
+  const asBob = env.agent.as({ tenant, user: bob });
+  await asAna.ask(sessionOptions(s1, { namespace: { tenant, user: ana } }), { text: 'note x' });
+  await asAna.ask(sessionOptions(s1, { namespace: { tenant, user: ana } }), { text: 'again' });
+  await asBob.ask(sessionOptions(s2, { namespace: { tenant, user: bob } }), { text: 'hi' });
+
+  // What the model reported, call by call, as stored.
+  const raw = await env.db.collection<{ user: string; sessionId: string; inputTokens: number; outputTokens: number }>(USAGE_COLLECTION).find({ tenant }).toArray();
+  expect(raw).toHaveLength(4);
+  const sum = (rows: typeof raw, k: 'inputTokens' | 'outputTokens') => rows.reduce((n, r) => n + r[k], 0);
+  const anaRows = raw.filter((r) => r.user === ana);
+  expect(anaRows).toHaveLength(3);
+  expect(raw.every((r) => r.inputTokens > 0 && r.outputTokens > 0)).toBe(true);
+  const cost = (rows: typeof raw) => (sum(rows, 'inputTokens') * 2.5 + sum(rows, 'outputTokens') * 10) / 1_000_000;
+
+  const mine = await asAna.getUsage({ tenant, user: ana });
+  expect(mine.currency).toBe('EUR');
+  expect(mine.total).toEqual({ inputTokens: sum(anaRows, 'inputTokens'), outputTokens: sum(anaRows, 'outputTokens'), cost: expect.closeTo(cost(anaRows), 12), calls: 3 });
+  expect(mine.rows).toHaveLength(1);
+  expect(mine.rows[0]).toMatchObject({ model: 'scripted', day: new Date().toISOString().slice(0, 10) });
+  expect(mine.unpriced).toEqual([]);
+  const session = await asAna.getUsage({ tenant, sessionId: s1 });
+  expect(session.total.calls).toBe(3);
+  // A user sees their own only; the tenant's admin sees anyone's and the total.
+  await expect(asAna.getUsage({ tenant, user: bob })).rejects.toMatchObject({ name: 'NotAuthorizedError' });
+  await expect(asAna.getUsage({ tenant })).rejects.toMatchObject({ name: 'NotAuthorizedError' });
+  await expect(env.agent.as({ tenant: 'other', user: ana }).getUsage({ tenant, user: ana })).rejects.toMatchObject({ name: 'NotAuthorizedError' });
+  const admin = env.agent.as({ tenant, user: 'root', roles: ['admin'] });
+  const whole = await admin.getUsage({ tenant });
+  expect(whole.total).toEqual({ inputTokens: sum(raw, 'inputTokens'), outputTokens: sum(raw, 'outputTokens'), cost: expect.closeTo(cost(raw), 12), calls: 4 });
+  expect((await admin.getUsage({ tenant, user: bob })).total.calls).toBe(1);
+  await expect(asAna.getUsage({ tenant, user: ana, days: 0 })).rejects.toMatchObject({ name: 'SessionValidationError' });
+
+  // Through the HTTP API, as the same principals.
+  const tokens = [mintToken({ tenant, user: ana }), mintToken({ tenant, user: 'root', roles: ['admin'] })];
+  const api = createApi({ agent: env.agent, tokens: new TokenBook(tokens.map((t) => t.entry)) });
+  const server = await listen(api.app, 0);
+  try {
+    const get = (path: string, i: number) => fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${tokens[i]!.token}` } });
+    const own = (await (await get('/v1/usage?days=7', 0)).json()) as { total: { calls: number; cost: number } };
+    expect(own.total.calls).toBe(3);
+    expect((await get(`/v1/usage?sessionId=${s1}`, 0)).status).toBe(200);
+    expect((await get('/v1/usage?all=true', 0)).status).toBe(403);
+    expect((await get(`/v1/usage?user=${bob}`, 0)).status).toBe(403);
+    const tenantWide = (await (await get('/v1/usage?all=true', 1)).json()) as { total: { calls: number } };
+    expect(tenantWide.total.calls).toBe(4);
+    expect((await get('/v1/usage?days=0', 0)).status).toBe(422);
+  } finally {
+    api.hub.close();
+    await server.close();
+  }
+}, 90_000);
+
+it('a retried activity records nothing twice (the same scheduled activity id)', async () => {
+  const store = new UsageStore(env.db);
+  const tenant = uniqueId('tn');
+  const event = { id: `wf/run/${uniqueId('a')}`, tenant, user: 'u', sessionId: 's', model: 'm', at: new Date(), inputTokens: 10, outputTokens: 5 };
+  expect(await store.record(event)).toEqual({ recorded: true });
+  expect(await store.record({ ...event, inputTokens: 999 })).toEqual({ recorded: false });
+  const summary = await store.summarize({ tenant, days: 1 });
+  expect(summary.total).toEqual({ inputTokens: 10, outputTokens: 5, cost: 0, calls: 1 });
+  expect(summary.unpriced).toEqual(['m']);
+  expect(summary.rows[0]!.cost).toBeNull();
+});
