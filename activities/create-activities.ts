@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { createUsageActivities, type UsageActivities } from './usage/usage-activities';
+import type { Budgets } from './usage/budgets';
 import { UsageStore, type PriceTable } from './usage/usage-store';
 import type OpenAI from 'openai';
 import type { SessionActivities } from './activity-types';
@@ -30,6 +31,8 @@ export interface ActivityDeps {
   model: { name: string };
   /** Prices per million tokens by model (MODEL_PRICES), for usage and cost. */
   pricing?: { prices: PriceTable; currency: string };
+  /** Daily token and cost budgets per tenant and user (BUDGETS). */
+  budgets?: Budgets;
   limits: { toolTimeoutMs: number; maxToolResultChars: number };
   /** Native tools besides the built-in ones (tests add slow or failing ones here). */
   extraTools?: NativeTool[];
@@ -74,7 +77,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities & Memory
   const usage = new UsageStore(deps.db, deps.pricing);
   return new SecretRedactor(deps.secrets ?? []).activities({
     ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name, usage }),
-    ...createUsageActivities(usage),
+    ...createUsageActivities(usage, deps.budgets, deps.pricing, deps.model.name),
     ...createSummarizeActivity({ openai: deps.openai, model: deps.model.name }),
     ...createArchiveActivities(new SessionArchiveRepository(deps.db)),
     ...createSearchAttributeActivities(),

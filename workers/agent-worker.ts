@@ -10,6 +10,7 @@ import { ensureMeetingIndexes } from '../activities/tools/meeting-tools';
 import { nativeRunnable } from '../activities/tools/tool-registry';
 import { SessionArchiveRepository } from '../activities/session-archive';
 import { UsageStore, priceTableFromEnv, type PriceTable } from '../activities/usage/usage-store';
+import { budgetsFromEnv, type Budgets } from '../activities/usage/budgets';
 import { dataConverterFor } from '../codec/data-converter';
 import { configuredSecrets, type RuntimeConfig } from './config';
 import { connectMongo, connectTemporal } from './dependencies';
@@ -34,6 +35,8 @@ export interface AgentWorkerOverrides {
   toolSource?: ActivityDeps['toolSource'];
   mcpLogger?: McpLogger;
   workerOptions?: Partial<WorkerOptions>;
+  /** Daily budgets (default: BUDGETS from the environment). */
+  budgets?: Budgets;
   /** Prices per million tokens (default: MODEL_PRICES from the environment). */
   pricing?: { prices: PriceTable; currency: string };
   /** OpenTelemetry (workers/tracing.ts): adds the interceptors, and bundles the workflows with the workflow-side one. */
@@ -90,6 +93,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     openai,
     model: { name: config.model.name },
     pricing,
+    budgets: overrides.budgets ?? budgetsFromEnv(process.env),
     limits: config.limits,
     extraTools: overrides.extraTools,
     toolSource: overrides.toolSource ?? mcp?.toolSource,

@@ -4,6 +4,8 @@
  * `instanceof`, because classes do not survive the sandbox boundary.
  */
 export const FailureType = {
+  /** A daily token or cost budget (BUDGETS) was reached: the turn ended before its next model call. */
+  BudgetExceeded: 'BudgetExceeded',
   ToolInputInvalid: 'ToolInputInvalid',
   ToolNotAllowed: 'ToolNotAllowed',
   ToolNotFound: 'ToolNotFound',

@@ -113,6 +113,8 @@ export interface TurnContext {
   toolHashes: ToolPins;
   /** Registers a pending confirmation and resolves with its decision. */
   awaitDecision(pending: PendingConfirmation): Promise<Decision>;
+  /** The day's remaining budget, when one applies to the session's tenant or user. */
+  budget?: TurnBudget;
   /** Memory ids injected this turn; present when the citation check is on. */
   citations?: { injectedIds: string[]; onFlag(unknownIds: string[], action: 'regenerated' | 'removed'): void };
   setActivity(activity: 'thinking' | 'running_tools' | 'awaiting_confirmation'): void;
@@ -123,6 +125,16 @@ export interface TurnLoopResult {
   modelCalls: number;
   toolCalls: number;
   hitStepLimit: boolean;
+  /** Why the turn stopped before a model call: its tenant's or user's daily budget is spent. */
+  budgetExceeded?: string;
+}
+
+/** What a turn may still spend (workflows/session-turn.ts builds it from the day's usage). */
+export interface TurnBudget {
+  /** A reason to stop before the next model call, or undefined to go on. */
+  exhausted(): string | undefined;
+  /** A model call's tokens, taken off what is left. */
+  spend(usage: CallModelResult['usage']): void;
 }
 
 function modelFailureMessage(err: unknown): { type: string; message: string } {
@@ -184,6 +196,9 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
   let regenerations = 0;
 
   for (let step = 1; step <= options.limits.maxSteps + regenerations; step++) {
+    // Checked before each model call, never while a tool runs.
+    const over = ctx.budget?.exhausted();
+    if (over) return { text: boundTurnText(texts.join('\n\n')), modelCalls, toolCalls, hitStepLimit: false, budgetExceeded: over };
     ctx.onStep(step);
     ctx.setActivity('thinking');
     const modelInput = {
@@ -233,6 +248,7 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     ctx.publishDeltas(step, attempt, legacyDeltas(reply));
     modelCalls++;
     ctx.onModelCall(attempt);
+    ctx.budget?.spend(reply.usage);
     if (reply.content) texts.push(reply.content);
     const assistant: AssistantMessage = { role: 'assistant', content: reply.content };
     const replyCalls = uniqueCallIds(reply.toolCalls);

@@ -1,16 +1,47 @@
-import { ActivityFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { BudgetAllowance } from '../activities/usage/budgets';
+import type { UsageActivities } from '../activities/usage/usage-activities';
 import type { SessionActivities } from '../activities/activity-types';
 import type { ChatMessage } from './chat-message';
 import { DEFAULT_SYSTEM_PROMPT } from './default-system-prompt';
 import { FailureType } from './failure-types';
 import { shouldExtractNow } from './memory-events';
-import { ModelCallFailed, runReactTurn, waitForDecision, type Decision } from './react-turn';
+import { ModelCallFailed, runReactTurn, waitForDecision, type Decision, type TurnBudget } from './react-turn';
 import type { SessionMemory } from './session-memory';
 import type { RunningTurn, SessionRun } from './session-run';
 import { RESULT_MEMORY, TOOL_RECORD_MEMORY, type QueuedMessage } from './session-state';
 import type { PendingConfirmation, Turn, TurnOutcome, TurnResult } from './session-types';
 import { count, observe } from './metrics';
 import { nowIso, nowMs } from './workflow-clock';
+
+const { checkBudget } = proxyLocalActivities<UsageActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
+});
+
+/**
+ * Patch id: each turn starts by reading what its tenant and user may still
+ * spend today (BUDGETS), and stops before a model call once that is spent.
+ */
+export const BUDGET_CHECK = 'budget-check';
+
+/** The day's allowance as a turn spends it: tokens and, with a price, cost. */
+function turnBudget(allowance: BudgetAllowance): TurnBudget {
+  let tokens = allowance.tokens;
+  let cost = allowance.cost;
+  return {
+    exhausted() {
+      if (tokens !== undefined && tokens <= 0) return `the daily token budget is spent (${allowance.tokensFrom})`;
+      if (cost !== undefined && cost <= 0) return `the daily cost budget is spent (${allowance.costFrom})`;
+      return undefined;
+    },
+    spend(usage) {
+      if (!usage) return;
+      if (tokens !== undefined) tokens -= usage.promptTokens + usage.completionTokens;
+      if (cost !== undefined && allowance.price) cost -= (usage.promptTokens * allowance.price.inputPerMillion + usage.completionTokens * allowance.price.outputPerMillion) / 1_000_000;
+    },
+  };
+}
 
 const { summarizeTurns } = proxyActivities<SessionActivities>({
   startToCloseTimeout: '2 minutes',
@@ -73,6 +104,9 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
   let error: string | undefined;
   try {
     const result = await turn.scope.run(async () => {
+      const allowance = patched(BUDGET_CHECK)
+        ? await checkBudget({ tenant: options.namespace.tenant, user: options.namespace.user, model: options.model.name ?? '' })
+        : null;
       const recalled = await memory.recall(turn.turnId, message.text);
       const prefix = run.context.prompt(options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, [], recalled.lines);
       observe('contextShare', run.context.pinnedShare([...prefix, ...messages]));
@@ -125,11 +159,19 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
           run.toolRecords = [...run.toolRecords, { ...record, turnId: turn.turnId }].slice(-TOOL_RECORD_MEMORY);
         },
         awaitDecision: (confirmation) => awaitDecision(run, confirmation),
+        ...(allowance ? { budget: turnBudget(allowance) } : {}),
         setActivity: (next) => run.setActivity(next),
       });
     });
     text = result.text;
-    if (result.hitStepLimit) {
+    if (result.budgetExceeded) {
+      outcome = 'budget_exceeded';
+      error = `${FailureType.BudgetExceeded}: ${result.budgetExceeded}`;
+      const note = `[stopped: ${result.budgetExceeded}]`;
+      text = text ? `${text}\n\n${note}` : note;
+      messages.push({ role: 'assistant', content: note });
+      events.emit({ type: 'error', turnId: turn.turnId, errorType: FailureType.BudgetExceeded, message: `This turn stopped before its next model call: ${result.budgetExceeded}. It resumes tomorrow (UTC) or when the budget is raised.` });
+    } else if (result.hitStepLimit) {
       outcome = 'step_limit';
       messages.push({ role: 'assistant', content: text.split('\n\n').pop() ?? text });
       run.setActivity('idle', `step limit of ${options.limits.maxSteps} reached`);

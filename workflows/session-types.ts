@@ -142,7 +142,7 @@ export type SessionStatus = z.infer<typeof SessionStatus>;
 export const Activity = z.enum(['idle', 'thinking', 'running_tools', 'awaiting_confirmation', 'awaiting_input']);
 export type Activity = z.infer<typeof Activity>;
 
-export const TurnOutcome = z.enum(['completed', 'interrupted', 'step_limit', 'failed']);
+export const TurnOutcome = z.enum(['completed', 'interrupted', 'step_limit', 'failed', 'budget_exceeded']);
 export type TurnOutcome = z.infer<typeof TurnOutcome>;
 
 /**

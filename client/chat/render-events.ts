@@ -28,6 +28,7 @@ const OUTCOME_LABEL: Record<TurnOutcome, string> = {
   interrupted: 'interrupted',
   step_limit: 'stopped at the step limit',
   failed: 'failed',
+  budget_exceeded: 'stopped: daily budget reached',
 };
 
 /**

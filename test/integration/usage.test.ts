@@ -98,3 +98,52 @@ it('a retried activity records nothing twice (the same scheduled activity id)', 
   expect(summary.unpriced).toEqual(['m']);
   expect(summary.rows[0]!.cost).toBeNull();
 });
+
+describe('budgets', () => {
+  let budgeted: TestEnv;
+  const tenant = uniqueId('tb');
+  beforeAll(async () => {
+    budgeted = await startTestEnv({ name: 'budget', extraTools: probeTools(log), pricing: { prices: PRICES, currency: 'EUR' }, budgets: { tenants: {}, users: { [`${tenant}/ana`]: { tokensPerDay: 1 } } } });
+  });
+  afterAll(async () => {
+    await budgeted?.close();
+  });
+
+  it('a turn that spends the day\'s budget ends before its next model call, after its tools finish, with a clear outcome and event; the next turn calls no model', async () => {
+    const sessionId = uniqueId('budget');
+    const options = sessionOptions(sessionId, { namespace: { tenant, user: 'ana' } });
+    budgeted.model.script(
+      [
+        { respond: { kind: 'tool_calls', calls: [{ id: 'b1', name: 'local_note', arguments: { text: 'y' } }] } },
+        { respond: { kind: 'text', text: 'never asked for' } },
+      ],
+      { lane: sessionId },
+    );
+    const agent = budgeted.agent.as({ tenant, user: 'ana' });
+    const first = await agent.ask(options, { text: 'note y' });
+    expect(first.turn.outcome).toBe('budget_exceeded');
+    expect(first.turn.error).toMatch(/BudgetExceeded: the daily token budget is spent \(user .*\/ana: 1 tokens a day\)/);
+    expect(first.turn.toolCalls).toBe(1);
+    expect(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`))).toHaveLength(1);
+    expect(budgeted.model.requestsFor(sessionId)).toHaveLength(1);
+
+    const second = await agent.ask(options, { text: 'and now?' });
+    expect(second.turn.outcome).toBe('budget_exceeded');
+    expect(second.turn.modelCalls).toBe(0);
+    expect(budgeted.model.requestsFor(sessionId)).toHaveLength(1);
+
+    const events: string[] = [];
+    for await (const e of agent.events(sessionId)) {
+      if (e.event.type === 'error') events.push(e.event.errorType);
+      if (e.event.type === 'turn_completed') events.push(`${e.event.turnId}:${e.event.outcome}`);
+      if (e.event.type === 'turn_completed' && e.event.turnId === second.turnId) break;
+    }
+    expect(events).toEqual(['BudgetExceeded', `${first.turnId}:budget_exceeded`, 'BudgetExceeded', `${second.turnId}:budget_exceeded`]);
+    // Another user of the tenant has no budget and is not held.
+    const other = uniqueId('budget');
+    budgeted.model.script([{ respond: { kind: 'text', text: 'Free.' } }], { lane: other });
+    const free = await budgeted.agent.as({ tenant, user: 'bob' }).ask(sessionOptions(other, { namespace: { tenant, user: 'bob' } }), { text: 'hi' });
+    expect(free.turn.outcome).toBe('completed');
+    await agent.end(sessionId);
+  }, 60_000);
+});

@@ -97,6 +97,7 @@ export async function recordScenario(scenario: Scenario, outDir = HISTORIES_DIR)
       extraTools: [...(scenario.env?.probeTools ? probeTools(probe) : []), ...(scenario.env?.extraTools ?? [])],
       configEnv,
       modelFallback: scenario.env?.modelFallback,
+      ...(scenario.env?.budgets ? { budgets: scenario.env.budgets } : {}),
     });
     const sessionId = uniqueId(`replay-${scenario.name}`).slice(0, 120);
     let runId: string | undefined;

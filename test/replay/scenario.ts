@@ -1,4 +1,5 @@
 import type { ScriptedModelServerOptions } from '../../scripted-model';
+import type { Budgets } from '../../activities/usage/budgets';
 import type { NativeTool } from '../../activities/tools/native-tool';
 import type { SessionOptionsInput } from '../../workflows/session-types';
 import type { ProbeLog } from '../support/probe-tools';
@@ -14,6 +15,8 @@ export interface ScenarioEnvOptions {
   mcp?: boolean;
   /** Answers model requests no step was scripted for. */
   modelFallback?: ScriptedModelServerOptions['fallback'];
+  /** Daily budgets for the worker (BUDGETS). */
+  budgets?: Budgets;
 }
 
 export interface ScenarioContext {

@@ -12,6 +12,7 @@ import { temporalTransportOptions } from '../../workers/temporal-connection-opti
 import { prometheusTelemetry } from '../../workers/telemetry';
 import { clientTracingInterceptors, type Tracing } from '../../workers/tracing';
 import type { PriceTable } from '../../activities/usage/usage-store';
+import type { Budgets } from '../../activities/usage/budgets';
 import { freePort } from './net';
 import { dataConverterFor } from '../../codec/data-converter';
 import type { AgentEvent } from '../../workflows/events';
@@ -64,6 +65,8 @@ export interface TestEnvOptions {
   tracing?: Tracing;
   /** Model prices for usage and cost. */
   pricing?: { prices: PriceTable; currency: string };
+  /** Daily budgets per tenant and user. */
+  budgets?: Budgets;
 }
 
 export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): Promise<TestEnv> {
@@ -85,7 +88,7 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
   const db = mongo.db(config.mongodb.database);
   const workers: AgentWorkerHandle[] = [];
   const startWorker = async (extraTools = options.extraTools) => {
-    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger, ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}), ...(options.tracing ? { tracing: options.tracing } : {}), ...(options.pricing ? { pricing: options.pricing } : {}) });
+    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger, ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}), ...(options.tracing ? { tracing: options.tracing } : {}), ...(options.pricing ? { pricing: options.pricing } : {}), ...(options.budgets ? { budgets: options.budgets } : {}) });
     void handle.run();
     workers.push(handle);
     return handle;

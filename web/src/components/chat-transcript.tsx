@@ -8,6 +8,7 @@ const OUTCOME: Record<TurnOutcome, string> = {
   interrupted: 'Interrupted',
   step_limit: 'Stopped at the step limit',
   failed: 'Failed',
+  budget_exceeded: 'Stopped: daily budget reached',
 };
 
 export interface ShownTurn {
