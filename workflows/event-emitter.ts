@@ -52,13 +52,18 @@ export class EventEmitter {
     private readonly hooks: EmitterHooks,
     legacyExternalPublish = false,
   ) {
+    const ignorePublish = () => {
+      log.warn('Ignoring an external publish to the event stream: only the session publishes its events');
+      hooks.onIgnoredSignal('external publish to the event stream');
+    };
+    // Signals that arrived before this run's first task (sent during a continue-as-new, or with
+    // signal-with-start) are handed to the first handler registered for them, at registration:
+    // ours takes them here, or the library's constructor below would publish them.
+    if (!legacyExternalPublish) setHandler(workflowStreamPublishSignal, ignorePublish);
     this.stream = new WorkflowStream(prior);
     this.topic = this.stream.topic<AgentEvent>(EVENTS_TOPIC);
     if (legacyExternalPublish) return;
-    setHandler(workflowStreamPublishSignal, () => {
-      log.warn('Ignoring an external publish to the event stream: only the session publishes its events');
-      hooks.onIgnoredSignal('external publish to the event stream');
-    });
+    setHandler(workflowStreamPublishSignal, ignorePublish);
     // The library's own handler, reached through its (TypeScript-private) method.
     const poll = (input: PollInput): Promise<PollResult> => this.stream['onPoll'](input);
     setHandler(workflowStreamPollUpdate, poll, {

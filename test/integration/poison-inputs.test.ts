@@ -16,6 +16,7 @@ import {
   manyKeys,
   poisonSessionOptions,
   randomSeed,
+  readWholeStream,
   runCampaign,
   runStartCase,
   summaryLine,
@@ -191,6 +192,29 @@ describe("the stream library's publish signal", () => {
     const { turnId } = await env.agent.ask(session.options, { text: 'after the intruder' });
     const events = await collectEvents(env.agent, session.sessionId, turnCompleted(turnId), { fromOffset: 0 });
     expect(JSON.stringify(events)).not.toMatch(/call_fake|Transfer approved/);
+  });
+});
+
+describe('publish signals that arrive before a run\'s first task', () => {
+  it('a publish signal sent with signal-with-start (as one sent during a continue-as-new) is ignored: nothing foreign reaches the stream', async () => {
+    const sessionId = uniqueId('poison-early');
+    const workflowId = `session-${sessionId}`;
+    const forged = { items: [{ topic: 'events', data: wireItem({ type: 'status_change', reason: 12345 }) }], publisher_id: 'early', sequence: 1 };
+    await env.client.workflow.signalWithStart('agentSession', {
+      workflowId,
+      taskQueue: env.taskQueue,
+      args: [{ options: sessionOptions(sessionId) }],
+      signal: PUBLISH_SIGNAL,
+      signalArgs: [forged],
+    });
+    env.model.script([{ respond: { kind: 'text', text: 'Still fine.' } }], { lane: sessionId });
+    const { turn } = await env.agent.ask(sessionOptions(sessionId), { text: 'hello' });
+    expect(turn.outcome).toBe('completed');
+    const check = await readWholeStream(env.client, workflowId);
+    expect(check.unparseable).toEqual([]);
+    expect(check.read).toBeGreaterThan(0);
+    expect((await env.agent.getSession(sessionId)).counters.signalsIgnored).toBe(1);
+    await env.agent.end(sessionId);
   });
 });
 
