@@ -199,3 +199,61 @@ it('counts an MCP server\'s connects, disconnects, reconnect time, uptime, catal
   const after = await scrape(env.metricsUrl);
   expect(total(after, METRICS.mcpConnected.name, { server: name })).toBe(0);
 }, 60_000);
+
+it('counts summary folds, archives and restores with their latency, citation checks and the expiry sweep', async () => {
+  const before = await scrape(env.metricsUrl);
+  const q = { taskQueue: env.taskQueue };
+  const delta = (after: Map<string, Family>, name: string, where: Record<string, string>, field: 'value' | 'count' = 'value') => total(after, name, { ...q, ...where }, field) - total(before, name, { ...q, ...where }, field);
+
+  const user = uniqueId('mcit');
+  const sessionId = uniqueId('metrics-life');
+  const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user }, memory: { enabled: true, extractEveryTurns: 100 }, limits: { windowMaxTurns: 1, idleTimeoutMs: 1_500 } });
+  const isSummary = (req: unknown) => JSON.stringify((req as { messages?: unknown }).messages ?? '').includes('You maintain the structured summary');
+  const isExtraction = (req: unknown) => (req as { response_format?: unknown }).response_format !== undefined && !isSummary(req);
+  env.model.script(
+    [
+      // Turn 1 cites a memory that was never recalled: the check asks again, and the second answer cites nothing.
+      { respond: { kind: 'text', text: 'As you said before [mem:abcd1234], yes.' } },
+      { respond: { kind: 'text', text: 'Yes.' } },
+      { respond: { kind: 'text', text: 'Second answer.' } },
+      { match: { where: isSummary }, respond: { kind: 'json', value: { userProfile: [], preferences: [], decisions: [], pendingConfirmations: [], unfinishedIntents: [], notes: ['folded'], optionLists: [] } } },
+      // Memory extraction when the session archives itself.
+      { match: { where: isExtraction }, respond: { kind: 'json', value: { candidates: [] } } },
+      { respond: { kind: 'text', text: 'Back again.' } },
+      { match: { where: isExtraction }, respond: { kind: 'json', value: { candidates: [] } } },
+    ],
+    { lane: sessionId },
+  );
+  const agent = env.agent.as({ tenant: 'acme', user });
+  await agent.ask(options, { text: 'Is it yes?' });
+  await agent.ask(options, { text: 'second question' });
+  // Idle past its timeout, the session archives itself; a message restores it.
+  await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+  const back = await agent.ask(options, { text: 'are you there?' });
+  expect(back.turn.outcome).toBe('completed');
+  await agent.end(sessionId);
+  await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+
+  // One memory past its expiry, swept by the maintenance workflow.
+  const now = new Date();
+  await new MemoryRepository(env.db).forNamespace({ tenant: 'acme', user }).writeFact(fact('old plan', 'expired', { source: userSource('s-old', 'turn-1'), statedAt: new Date(now.getTime() - 3 * DAY), expiresAt: new Date(now.getTime() - DAY) }), { actor: { by: 'import' }, now });
+  const swept = (await env.client.workflow.execute('maintenanceSweep', { taskQueue: env.taskQueue, workflowId: uniqueId('sweep'), args: [] })) as { expiredMemories: number };
+  expect(swept.expiredMemories).toBe(1);
+
+  const after = await scrape(env.metricsUrl);
+  expect(delta(after, METRICS.citationChecks.name, { action: 'regenerated' })).toBe(1);
+  expect(delta(after, METRICS.summaryFolds.name, { result: 'ok' })).toBeGreaterThanOrEqual(1);
+  expect(delta(after, METRICS.summaryFolds.name, { result: 'ok' })).toBe((await scrapeFolds(sessionId)));
+  expect(delta(after, METRICS.archives.name, { result: 'ok' })).toBe(2);
+  expect(delta(after, METRICS.archiveSeconds.name, {}, 'count')).toBe(2);
+  expect(delta(after, METRICS.restores.name, {})).toBe(1);
+  expect(delta(after, METRICS.restoreSeconds.name, {}, 'count')).toBe(1);
+  expect(delta(after, METRICS.memoriesExpired.name, {})).toBe(1);
+  expect(delta(after, METRICS.turns.name, { outcome: 'completed' })).toBe(3);
+}, 90_000);
+
+/** Folds the session's workflow counted, across its runs (the archived run's counters are restored). */
+async function scrapeFolds(sessionId: string): Promise<number> {
+  const archived = await env.db.collection<{ _id: string; counters: { summariesFolded: number } }>('sessions').findOne({ _id: sessionId });
+  return archived?.counters.summariesFolded ?? -1;
+}
