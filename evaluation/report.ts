@@ -40,7 +40,7 @@ function chart(figures: Array<Figure & { verdict: Verdict }>): string {
     const y = 10 + i * row;
     const colour = f.verdict === 'good' ? '#047857' : f.verdict === 'usable' ? '#a16207' : '#b91c1c';
     return [
-      `<text x="${left - 8}" y="${y + 16}" text-anchor="end" font-size="12" fill="#1f2937">${esc(f.name.length > 40 ? `${f.name.slice(0, 39)}…` : f.name)}</text>`,
+      `<text x="${left - 8}" y="${y + 16}" text-anchor="end" font-size="12" fill="#1f2937">${esc(f.name.length > 36 ? `${f.name.slice(0, 35)}…` : f.name)}</text>`,
       `<rect x="${left}" y="${y + 4}" width="${Math.max(1, x(f.value) - left).toFixed(1)}" height="18" fill="${colour}"><title>${esc(`${f.name}: ${fmt(f.value, f.unit)} (${f.verdict})`)}</title></rect>`,
       `<line x1="${x(f.usable).toFixed(1)}" x2="${x(f.usable).toFixed(1)}" y1="${y}" y2="${y + 26}" stroke="#a16207" stroke-dasharray="3,2"/>`,
       `<line x1="${x(f.good).toFixed(1)}" x2="${x(f.good).toFixed(1)}" y1="${y}" y2="${y + 26}" stroke="#047857" stroke-width="2"/>`,

@@ -98,8 +98,12 @@ it('counts turns, steps, tools, confirmations, model calls and tokens exactly, r
   expect(total(m, METRICS.modelTtft.name, q, 'count')).toBe(5);
   // Seven requests reached the model: the 500, five answers, the hung one.
   expect(env.model.requestsFor(sessionId)).toHaveLength(7);
+  // Tokens as the model reported them, call by call (the usage the worker also records per call).
+  const usage = await env.db.collection<{ inputTokens: number; outputTokens: number }>('usage_events').find({ sessionId }).toArray();
+  expect(usage).toHaveLength(5);
+  expect(total(m, METRICS.modelTokens.name, { ...q, direction: 'input' })).toBe(usage.reduce((n, u) => n + u.inputTokens, 0));
+  expect(total(m, METRICS.modelTokens.name, { ...q, direction: 'output' })).toBe(usage.reduce((n, u) => n + u.outputTokens, 0));
   expect(total(m, METRICS.modelTokens.name, { ...q, direction: 'input' })).toBeGreaterThan(0);
-  expect(total(m, METRICS.modelTokens.name, { ...q, direction: 'output' })).toBeGreaterThan(0);
   // The session was replayed on every task (no cache), and still counted once.
   expect(total(m, 'temporal_workflow_task_replay_latency', { task_queue: env.taskQueue }, 'count')).toBeGreaterThan(5);
   // Temporal's own metrics are on the same scrape; ours follow Prometheus naming.
@@ -257,3 +261,19 @@ async function scrapeFolds(sessionId: string): Promise<number> {
   const archived = await env.db.collection<{ _id: string; counters: { summariesFolded: number } }>('sessions').findOne({ _id: sessionId });
   return archived?.counters.summariesFolded ?? -1;
 }
+
+it('counts a continue-as-new once', async () => {
+  const before = await scrape(env.metricsUrl);
+  const sessionId = uniqueId('metrics-can');
+  const options = sessionOptions(sessionId, { limits: { maxHistoryEvents: 200, windowMaxTurns: 200, windowMaxTokens: 1_000_000 } });
+  env.model.script(Array.from({ length: 40 }, (_, i) => ({ respond: { kind: 'text' as const, text: `Answer ${i}.` } })), { lane: sessionId });
+  const handle = env.client.workflow.getHandle(workflowIdFor(sessionId));
+  await env.agent.ask(options, { text: 'message 0' });
+  const firstRun = (await handle.describe()).runId;
+  for (let i = 1; i < 40 && (await handle.describe()).runId === firstRun; i++) await env.agent.ask(options, { text: `message ${i}` });
+  expect((await handle.describe()).runId).not.toBe(firstRun);
+  await env.agent.end(sessionId);
+  const after = await scrape(env.metricsUrl);
+  const q = { taskQueue: env.taskQueue };
+  expect(total(after, METRICS.continuedAsNew.name, q) - total(before, METRICS.continuedAsNew.name, q)).toBe(1);
+}, 60_000);
