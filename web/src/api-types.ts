@@ -3,6 +3,8 @@
  * workflow's own types (imported as types only, so nothing of the server is
  * bundled); the list shapes mirror the response schemas in api/routes.ts.
  */
+import type { MemoryView } from '../../activities/memory/memory-activity-types';
+
 export type { AgentEvent } from '../../workflows/events';
 export type { PendingConfirmation, SessionView, SessionCounters, Turn, TurnOutcome, Activity } from '../../workflows/session-types';
 
@@ -41,26 +43,11 @@ export interface PendingApproval {
   confirmation: Record<string, unknown>;
 }
 
-export type MemoryStatus = 'active' | 'superseded' | 'expired' | 'deleted';
+export type MemoryStatus = MemoryView['status'];
 export const MEMORY_STATUSES: readonly MemoryStatus[] = ['active', 'superseded', 'expired', 'deleted'];
 
 /** One row of GET /v1/users/{tenant}/{user}/memories (api/routes.ts MemoryItem). */
-export interface Memory {
-  id: string;
-  kind: 'fact' | 'preference' | 'intent';
-  status: MemoryStatus;
-  text: string;
-  key?: string;
-  value?: string;
-  statement?: string;
-  polarity?: 'prefers' | 'avoids';
-  weight?: number;
-  origin: 'user' | 'tool_confirmed';
-  sessionId: string;
-  createdAt: string;
-  updatedAt: string;
-  expiresAt: string;
-}
+export type Memory = MemoryView;
 
 /** Session statuses the list filters on (the SessionStatus search attribute). */
 export const SESSION_STATUSES = ['awaiting_approval', 'active', 'created', 'archived', 'expired', 'continued'] as const;
