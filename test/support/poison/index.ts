@@ -7,7 +7,7 @@ export { Prng, randomSeed } from './prng';
 export { DEEP, generateFuzzCases, type FuzzOptions } from './fuzzer';
 export { PoisonModel, pongFor, toolTurnMessage } from './poison-model';
 export { PoisonSession, runStartCase, type CaseOutcome, type FreezeReport, type PoisonTarget, type SessionCheck } from './poison-runner';
-export { emptyTally, runCampaign, summaryLine, type CampaignOptions, type PoisonTally } from './poison-campaign';
+export { addTally, emptyTally, runCampaign, summaryLine, type CampaignOptions, type PoisonTally } from './poison-campaign';
 export { readWholeStream, taskFailuresOf, taskFailuresOfAllRuns, updateAccepted, withTimeout, type TaskFailure } from './session-health';
 
 /**

@@ -32,6 +32,8 @@ export interface PoisonTally {
   checkErrors: number;
   rejectedBy: Record<string, number>;
   freezes: FreezeReport[];
+  /** The cases that got no answer in time, with what was waited for. */
+  slowCases: string[];
   /** Checks that found unparseable or foreign events, with the first reason. */
   streamProblems: string[];
 }
@@ -54,13 +56,34 @@ export const emptyTally = (): PoisonTally => ({
   checkErrors: 0,
   rejectedBy: {},
   freezes: [],
+  slowCases: [],
   streamProblems: [],
 });
 
+/** Adds `from` into `into`: counts summed, lists joined. */
+export function addTally(into: PoisonTally, from: PoisonTally): PoisonTally {
+  for (const key of Object.keys(into) as Array<keyof PoisonTally>) {
+    const value = from[key];
+    if (typeof value === 'number') (into[key] as number) += value;
+  }
+  into.freezes.push(...from.freezes);
+  into.slowCases.push(...from.slowCases);
+  into.streamProblems.push(...from.streamProblems);
+  for (const [type, n] of Object.entries(from.rejectedBy)) into.rejectedBy[type] = (into.rejectedBy[type] ?? 0) + n;
+  return into;
+}
+
 /** The fields of the JSON line, without the long lists. */
 export function summaryLine(tally: PoisonTally, extra: Record<string, unknown> = {}): string {
-  const { freezes, streamProblems, rejectedBy, ...counts } = tally;
-  return JSON.stringify({ ...counts, ...extra, rejectedBy, frozenCases: freezes.flatMap((f) => f.cases).slice(0, 20), streamProblems: streamProblems.slice(0, 5) });
+  const { freezes, streamProblems, rejectedBy, slowCases, ...counts } = tally;
+  return JSON.stringify({
+    ...counts,
+    ...extra,
+    rejectedBy,
+    frozenCases: freezes.flatMap((f) => f.cases).slice(0, 20),
+    slowCases: slowCases.slice(0, 20),
+    streamProblems: streamProblems.slice(0, 5),
+  });
 }
 
 function countOutcome(tally: PoisonTally, outcome: CaseOutcome): void {
@@ -80,6 +103,7 @@ function countOutcome(tally: PoisonTally, outcome: CaseOutcome): void {
       break;
     case Delivery.timedOut:
       tally.timedOut += 1;
+      tally.slowCases.push(`${outcome.case.id} ${outcome.case.label.slice(0, 120)}: ${outcome.detail}`);
       break;
     default: {
       const never: never = outcome.delivery;

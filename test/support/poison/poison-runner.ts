@@ -93,6 +93,21 @@ function isRefusal(err: unknown): boolean {
   return e?.name === 'ServiceError' || typeof e?.code === 'number' || /grpc|message larger than|BlobSizeLimit|exceeds size limit/i.test(e?.message ?? '');
 }
 
+/**
+ * A request this close to gRPC's 4 MiB message limit may be refused by the
+ * server with RESOURCE_EXHAUSTED, which this SDK's client retries for about
+ * 40 s before giving up. The session is not involved (the request never
+ * reaches it), so such a case is given that long to come back refused.
+ */
+const GRPC_NEAR_LIMIT_BYTES = 3 * 1024 * 1024;
+const GRPC_RETRY_GIVE_UP_MS = 70_000;
+
+function waitFor(c: PoisonCase, caseMs: number): number {
+  if (c.kind !== 'signal' && c.kind !== 'update' && c.kind !== 'query') return caseMs;
+  const bytes = c.args.reduce((sum, arg) => sum + arg.text.length, 0);
+  return bytes >= GRPC_NEAR_LIMIT_BYTES ? Math.max(caseMs, GRPC_RETRY_GIVE_UP_MS) : caseMs;
+}
+
 const isClosed = (err: unknown): boolean => /already completed|not found/i.test((err as Error)?.message ?? '') || (err as Error)?.name === 'WorkflowNotFoundError';
 
 /**
@@ -161,17 +176,18 @@ export class PoisonSession {
     };
     const refusedOr = (rejected: (err: unknown) => CaseOutcome) => (err: unknown) =>
       isRefusal(err) || isClosed(err) ? outcome(Delivery.refused, describeError(err)) : rejected(err);
+    const caseMs = waitFor(c, this.timeouts.caseMs);
     switch (c.kind) {
       case 'signal':
-        return settle(this.handle.signal(c.name, ...c.args.map(toPayload)), this.timeouts.caseMs, (err) => outcome(Delivery.refused, describeError(err)));
+        return settle(this.handle.signal(c.name, ...c.args.map(toPayload)), caseMs, (err) => outcome(Delivery.refused, describeError(err)));
       case 'update': {
         const updateId = `${c.id}-${randomUUID().slice(0, 8)}`;
         const rejected = refusedOr((err) => ({ ...outcome(Delivery.rejected, describeError(err)), updateId }));
         const started = await withTimeout(
           this.handle.startUpdate(c.name, { updateId, args: c.args.map(toPayload) as [RawValue], waitForStage: WorkflowUpdateStage.ACCEPTED }),
-          this.timeouts.caseMs,
+          caseMs,
         );
-        if ('timedOut' in started) return { ...outcome(Delivery.timedOut, `no answer within ${this.timeouts.caseMs} ms`), updateId };
+        if ('timedOut' in started) return { ...outcome(Delivery.timedOut, `no answer within ${caseMs} ms`), updateId };
         if ('error' in started) return rejected(started.error);
         // A rejection comes back with the start call, so its result is known at once; an accepted update may run on (a long poll, say).
         const settled = await withTimeout(started.value.result(), 100);
@@ -179,7 +195,7 @@ export class PoisonSession {
         return { ...outcome(Delivery.accepted, ''), updateId };
       }
       case 'query':
-        return settle(this.handle.query(c.name, ...c.args.map(toPayload)), this.timeouts.caseMs, refusedOr((err) => outcome(Delivery.rejected, describeError(err))));
+        return settle(this.handle.query(c.name, ...c.args.map(toPayload)), caseMs, refusedOr((err) => outcome(Delivery.rejected, describeError(err))));
       case 'toolCalls': {
         this.target.model.register(c.id, c.calls);
         const r = await this.ask(toolTurnMessage(c.id));
