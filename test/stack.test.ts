@@ -135,6 +135,15 @@ describe('ensureStack on a running stack', () => {
     }
   });
 
+  it('runs the dev server with eager activity dispatch pinned on, whatever its default', async () => {
+    const status = await stackStatus({ env: await stackUpEnv() });
+    const temporal = status.components.find((component) => component.name === 'temporal' && component.state === 'running');
+    if (!temporal?.pid) return; // An external server (TEMPORAL_ADDRESS) is configured by its operator, not by us.
+    const argv = fs.readFileSync(`/proc/${temporal.pid}/cmdline`, 'utf8').split('\0');
+    const values = argv.flatMap((arg, i) => (argv[i - 1] === '--dynamic-config-value' ? [arg] : []));
+    expect(values).toContain('system.enableActivityEagerExecution=true');
+  });
+
   it('answers `stack:status` with exit code 0 and each component running', async () => {
     const result = await runStackCli(['status'], await stackUpEnv());
 

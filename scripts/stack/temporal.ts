@@ -112,13 +112,21 @@ async function reuseRecordedTemporal(paths: StackPaths, settings: TemporalSettin
 }
 
 /**
+ * Server settings the stack pins rather than inherits.
+ *
  * The history service reads its queues of new tasks from the store at most
  * `*MaxPollRPS` times a second (20 by default, for a cluster under load).
  * On a one-developer stack that cap is the main wait between an activity
  * completing and the next workflow task reaching the worker: up to 50 ms,
  * measured at 17-22 ms on average. Lifting it costs nothing when idle.
+ *
+ * Eager activity dispatch hands a model call scheduled by a workflow task
+ * straight back to the worker that completed it, skipping one trip through
+ * matching per step. Recent dev servers default it on, older ones (and
+ * clusters) off; a `temporal` found on PATH may be older, so it is set here.
  */
 export const LOW_LATENCY_DYNAMIC_CONFIG = [
+  'system.enableActivityEagerExecution=true',
   'history.transferProcessorMaxPollRPS=10000',
   'history.timerProcessorMaxPollRPS=10000',
   'history.visibilityProcessorMaxPollRPS=10000',
@@ -160,6 +168,7 @@ async function startTemporal(ctx: StackContext, settings: TemporalSettings, log:
     ...(help.includes('--dynamic-config-value') ? LOW_LATENCY_DYNAMIC_CONFIG.flatMap((kv) => ['--dynamic-config-value', kv]) : []),
     ...(withSearchAttributes ? searchAttributeFlags() : []),
   ];
+  if (!help.includes('--dynamic-config-value')) log('this CLI has no --dynamic-config-value flag; eager activity dispatch and the low-latency queues follow its defaults');
   if (!help.includes('--sqlite-pragma')) log('this CLI has no --sqlite-pragma flag; running without the WAL pragmas');
 
   let record = await launch(ctx, argvFor(true), settings, log);
