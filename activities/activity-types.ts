@@ -1,4 +1,5 @@
 import type { ChatMessage, ToolCall } from '../workflows/chat-message';
+import type { PromptByRef } from '../workflows/prompt-parts';
 import type { UserNamespace } from '../workflows/session-types';
 import type { ToolCatalog } from '../workflows/tool-spec';
 import type { SessionSummary } from '../workflows/session-summary';
@@ -21,6 +22,11 @@ export interface CallModelInput {
   model: { name?: string; temperature?: number };
   /** Whose session this is: the call's tokens are recorded for them (usage and cost). */
   namespace?: { tenant: string; user: string };
+  /**
+   * The prompt by reference (workflows/prompt-parts.ts); `messages` and `tools`
+   * are then empty and the activity rebuilds them from the parts.
+   */
+  prompt?: PromptByRef;
 }
 
 export interface CallModelResult {

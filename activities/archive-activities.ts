@@ -1,12 +1,21 @@
+import { Context, log } from '@temporalio/activity';
+import type { PromptPartStore } from './prompt-part-store';
 import type { ArchivedEventsPage, ArchivedSession, ReadArchivedEventsInput, SaveArchiveInput, SessionArchiveRepository } from './session-archive';
 
-export function createArchiveActivities(repo: SessionArchiveRepository) {
+export function createArchiveActivities(repo: SessionArchiveRepository, promptParts?: PromptPartStore) {
   return {
     async loadArchive(input: { sessionId: string }): Promise<ArchivedSession | null> {
       return repo.load(input.sessionId);
     },
     async saveArchive(input: SaveArchiveInput): Promise<{ version: number }> {
-      return repo.save(input);
+      const saved = await repo.save(input);
+      // The session's runs are over: the prompt parts they sent by reference are read by no one now. Best effort, as
+      // a retry after the save would meet its own write as a version conflict; a part left behind is only bytes.
+      const workflowId = Context.current().info.workflowExecution?.workflowId;
+      if (promptParts && workflowId) {
+        await promptParts.deleteSession(workflowId).catch((err: unknown) => log.warn('could not delete the archived session\'s prompt parts', { workflowId, error: String(err) }));
+      }
+      return saved;
     },
     async readArchivedEvents(input: ReadArchivedEventsInput): Promise<ArchivedEventsPage | null> {
       return repo.readEvents(input);

@@ -12,6 +12,7 @@ import { defaultMemoryConfig, type MemoryConfig } from './memory/memory-config';
 import { MemoryRepository } from './memory/memory-repository';
 import type { RecallCache } from './memory/recall-cache';
 import { createModelActivities } from './model-activities';
+import { PromptPartStore } from './prompt-part-store';
 import { SecretRedactor } from './secret-redactor';
 import { SessionArchiveRepository } from './session-archive';
 import { createSearchAttributeActivities } from './search-attribute-activities';
@@ -75,11 +76,12 @@ export function createActivities(deps: ActivityDeps): SessionActivities & Memory
     deps.toolSource ??
     staticToolSource([...builtinTools(deps.db), ...memoryTools(deps.db, memory), ...(deps.extraTools ?? [])], deps.limits.toolTimeoutMs);
   const usage = new UsageStore(deps.db, deps.pricing);
+  const promptParts = new PromptPartStore(deps.db);
   return new SecretRedactor(deps.secrets ?? []).activities({
-    ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name, usage }),
+    ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name, usage, promptParts }),
     ...createUsageActivities(usage, deps.budgets, deps.pricing, deps.model.name),
     ...createSummarizeActivity({ openai: deps.openai, model: deps.model.name }),
-    ...createArchiveActivities(new SessionArchiveRepository(deps.db)),
+    ...createArchiveActivities(new SessionArchiveRepository(deps.db), promptParts),
     ...createSearchAttributeActivities(),
     ...createMemoryActivities({ db: deps.db, openai: deps.openai, modelName: deps.model.name, ...memory }),
     ...createPromptActivities(() => deps.mcpPrompts),

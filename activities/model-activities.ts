@@ -11,6 +11,8 @@ import { MODEL_OUTPUT_LIMITS, TEXT_DELTAS_PER_SIGNAL } from '../workflows/model-
 import type { CallModelInput, CallModelResult } from './activity-types';
 import { boundToolCalls } from './model-output-bounds';
 import { StreamedToolCalls } from './streamed-tool-calls';
+import type { PromptPartStore } from './prompt-part-store';
+import { PROMPT_PART_MISSING } from '../workflows/prompt-parts';
 
 export interface ModelActivityDeps {
   openai: OpenAI;
@@ -19,6 +21,8 @@ export interface ModelActivityDeps {
   deltaBatchMs?: number;
   /** Where each call's tokens are recorded, per tenant, user and session. */
   usage?: UsageStore;
+  /** Where prompt parts sent by reference are kept; a call by reference fails without it. */
+  promptParts?: PromptPartStore;
 }
 
 /** The model API's base URL as it may be shown: scheme, host, port and path, never credentials, query or fragment. */
@@ -183,10 +187,28 @@ export function createModelActivities(deps: ModelActivityDeps) {
     },
   };
 
+  /** The messages and tools to send: as given, or rebuilt from a prompt by reference (with the write of its new parts). */
+  async function promptOf(input: CallModelInput): Promise<{ messages: CallModelInput['messages']; tools: CallModelInput['tools']; stored: Promise<void> }> {
+    if (!input.prompt) return { messages: input.messages, tools: input.tools, stored: Promise.resolve() };
+    const run = Context.current().info.workflowExecution;
+    if (!deps.promptParts || !run) {
+      throw ApplicationFailure.nonRetryable('This worker keeps no prompt parts; the session sends the whole prompt again.', PROMPT_PART_MISSING);
+    }
+    const resolved = await deps.promptParts.resolve(run, input.prompt);
+    const stored = resolved.stored.catch((err: unknown) => {
+      throw ApplicationFailure.retryable(`Could not store the prompt's new parts in MongoDB: ${err instanceof Error ? err.message : String(err)}`, 'PromptStoreUnavailable');
+    });
+    // Awaited after the model answers; until then a failed write must not go unhandled.
+    stored.catch(() => undefined);
+    return { ...resolved, stored };
+  }
+
   async function callModelOnce(input: CallModelInput): Promise<CallModelResult> {
     const ctx = Context.current();
     const model = input.model.name ?? deps.defaultModel;
     const attempt = ctx.info.attempt;
+    // The new parts are written while the model works; the call completes only once they are stored.
+    const prompt = await promptOf(input);
     const relay = new DeltaRelay(deps.deltaBatchMs ?? 50, { turnId: input.turnId, step: input.step, attempt });
     const startedAt = performance.now();
     // Liveness and cancellation delivery both ride on heartbeats; a call that ends within
@@ -198,11 +220,11 @@ export function createModelActivities(deps: ModelActivityDeps) {
 
     const params: ChatCompletionCreateParamsStreaming = {
       model,
-      messages: input.messages as ChatCompletionCreateParamsStreaming['messages'],
+      messages: prompt.messages as ChatCompletionCreateParamsStreaming['messages'],
       stream: true,
       stream_options: { include_usage: true },
-      ...(input.tools.length > 0
-        ? { tools: input.tools.map((t) => ({ type: 'function' as const, function: t })), parallel_tool_calls: true }
+      ...(prompt.tools.length > 0
+        ? { tools: prompt.tools.map((t) => ({ type: 'function' as const, function: t })), parallel_tool_calls: true }
         : {}),
       ...(input.model.temperature !== undefined ? { temperature: input.model.temperature } : {}),
     };
@@ -242,6 +264,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
         throw ApplicationFailure.retryable('The model stream ended before the model finished its answer.', FailureType.ModelUnavailable);
       }
       unpublished = await relay.finish();
+      await prompt.stored;
     } catch (err) {
       // Deltas already streamed must reach the workflow before it learns of a cancellation:
       // it keeps them as the partial answer. A failed attempt's deltas go out too, marked by attempt.

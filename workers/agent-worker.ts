@@ -1,4 +1,5 @@
 import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { PromptPartStore } from '../activities/prompt-part-store';
 import OpenAI from 'openai';
 import { builtinTools, createActivities, memoryTools, type ActivityDeps } from '../activities/create-activities';
 import { startMcp, type McpLogger, type McpRuntime } from '../activities/mcp';
@@ -51,6 +52,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
   await new SessionArchiveRepository(db).ensureIndexes();
   await new MemoryRepository(db).ensureIndexes();
   await new UsageStore(db).ensureIndexes();
+  await new PromptPartStore(db).ensureIndexes();
   const pricing = overrides.pricing ?? priceTableFromEnv(process.env);
   const openai = new OpenAI({
     baseURL: config.model.baseUrl,

@@ -10,8 +10,8 @@ import {
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
-import type { RetryPolicy } from '@temporalio/common';
-import type { SessionActivities, CallModelResult } from '../activities/activity-types';
+import type { ActivityOptions, RetryPolicy } from '@temporalio/common';
+import type { SessionActivities, CallModelInput, CallModelResult } from '../activities/activity-types';
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from './chat-message';
 import type { EventEmitter } from './event-emitter';
 import { FailureType, nonRetryableFailureTypes } from './failure-types';
@@ -28,6 +28,7 @@ import { nowMs } from './workflow-clock';
 import type { ToolSpec } from './tool-spec';
 import type { ToolProgressGate } from './text-deltas';
 import { uniqueCallIds } from './tool-call-ids';
+import { MODEL_PROMPT_BY_REF, PROMPT_PART_MISSING, type PromptLedger } from './prompt-parts';
 
 // Every call passes its own options (timeouts, retries, a summary for the Web UI) through executeWithOptions.
 const { callModel, executeTool } = proxyActivities<SessionActivities>({
@@ -111,6 +112,8 @@ export interface TurnContext {
   onToolCall(record: ToolCallOutcome): void;
   /** Tools as this session pinned them (hash and text), updated on re-approval. */
   toolHashes: ToolPins;
+  /** The run's prompt parts: model calls send what the worker's store does not hold yet, and ids for the rest. */
+  prompts: PromptLedger;
   /** Registers a pending confirmation and resolves with its decision. */
   awaitDecision(pending: PendingConfirmation): Promise<Decision>;
   /** The day's remaining budget, when one applies to the session's tenant or user. */
@@ -176,6 +179,66 @@ export class ModelCallFailed extends Error {
   }
 }
 
+const MODEL_CALL_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '3 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '20 seconds',
+    maximumAttempts: 6,
+    nonRetryableErrorTypes: [...nonRetryableFailureTypes],
+  },
+};
+
+const isPartMissing = (err: unknown): boolean =>
+  err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROMPT_PART_MISSING;
+
+/**
+ * Schedules one model call: with the prompt by reference once the patch is
+ * in (parts the store holds go as ids), or whole for runs from before it. A
+ * store that lost a part fails the call at once; it is then sent again whole.
+ */
+async function callModelFor(ctx: TurnContext, step: number, tools: CallModelInput['tools']): Promise<CallModelResult> {
+  const { options, turnId, sessionId } = ctx;
+  const whole: CallModelInput = {
+    sessionId,
+    turnId,
+    step,
+    messages: [...ctx.prefix, ...ctx.messages],
+    tools,
+    model: options.model,
+    namespace: { tenant: options.namespace.tenant, user: options.namespace.user },
+  };
+  const schedule = async (input: CallModelInput): Promise<CallModelResult> => {
+    const inputBytes = payloadBytes(input);
+    if (inputBytes > SAFE_PAYLOAD_BYTES) {
+      // Scheduling it would fail the workflow task at the server; fail the turn instead, saying why.
+      ctx.onModelFailure();
+      throw new ModelCallFailed(
+        FailureType.ModelRequestInvalid,
+        `The prompt for step ${step} is ${inputBytes} bytes, over the ${SAFE_PAYLOAD_BYTES}-byte limit for one activity input. Lower the session's window limits or shorten the system prompt.`,
+      );
+    }
+    return callModel.executeWithOptions({ ...MODEL_CALL_OPTIONS, summary: `model step ${step} of turn ${turnId}` }, [input]);
+  };
+  if (!patched(MODEL_PROMPT_BY_REF)) return schedule(whole);
+  const byRef = async (): Promise<CallModelResult> => {
+    const { prompt, inline } = ctx.prompts.compact(whole.messages, whole.tools);
+    const reply = await schedule({ ...whole, messages: [], tools: [], prompt });
+    ctx.prompts.confirm(inline);
+    return reply;
+  };
+  try {
+    return await byRef();
+  } catch (err) {
+    if (!isPartMissing(err)) throw err;
+    ctx.prompts.forget();
+    return byRef();
+  }
+}
+
 /**
  * One turn of the ReAct loop: at most `maxSteps` model calls, tool calls
  * checked, confirmed when risky and run in parallel, results fed back in the
@@ -201,44 +264,11 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     if (over) return { text: boundTurnText(texts.join('\n\n')), modelCalls, toolCalls, hitStepLimit: false, budgetExceeded: over };
     ctx.onStep(step);
     ctx.setActivity('thinking');
-    const modelInput = {
-      sessionId,
-      turnId,
-      step,
-      messages: [...ctx.prefix, ...ctx.messages],
-      tools: offer(),
-      model: options.model,
-      namespace: { tenant: options.namespace.tenant, user: options.namespace.user },
-    };
-    const inputBytes = payloadBytes(modelInput);
-    if (inputBytes > SAFE_PAYLOAD_BYTES) {
-      // Scheduling it would fail the workflow task at the server; fail the turn instead, saying why.
-      ctx.onModelFailure();
-      throw new ModelCallFailed(
-        FailureType.ModelRequestInvalid,
-        `The prompt for step ${step} is ${inputBytes} bytes, over the ${SAFE_PAYLOAD_BYTES}-byte limit for one activity input. Lower the session's window limits or shorten the system prompt.`,
-      );
-    }
     let reply: CallModelResult;
     try {
-      reply = await callModel.executeWithOptions(
-        {
-          startToCloseTimeout: '3 minutes',
-          heartbeatTimeout: '3 seconds',
-          cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-          retry: {
-            initialInterval: '500 milliseconds',
-            backoffCoefficient: 2,
-            maximumInterval: '20 seconds',
-            maximumAttempts: 6,
-            nonRetryableErrorTypes: [...nonRetryableFailureTypes],
-          },
-          summary: `model step ${step} of turn ${turnId}`,
-        },
-        [modelInput],
-      );
+      reply = await callModelFor(ctx, step, offer());
     } catch (err) {
-      if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+      if (err instanceof ModelCallFailed || isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
       ctx.onModelFailure();
       const failure = modelFailureMessage(err);
       throw new ModelCallFailed(failure.type, failure.message);

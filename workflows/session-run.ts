@@ -1,4 +1,5 @@
 import { ApplicationFailure, type CancellationScope, condition, patched, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { PromptLedger } from './prompt-parts';
 import { EventEmitter } from './event-emitter';
 import { FailureType } from './failure-types';
 import type { Decision } from './react-turn';
@@ -57,6 +58,8 @@ export class SessionRun {
   toolRecords: ToolCallRecord[];
   /** Tools as this session pinned them (hash and text), updated on re-approval. */
   readonly toolHashes: ToolPins;
+  /** Prompt parts sent to the model by reference in this run (workflows/prompt-parts.ts). */
+  readonly prompts = new PromptLedger();
   pendingExtraction: Turn[];
   /** The last turn an extraction pass read (context for the next pass's confirmations). */
   lastExtractedTurn: Turn | undefined;

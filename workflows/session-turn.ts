@@ -130,6 +130,7 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
               }
             : undefined,
         toolHashes: run.toolHashes,
+        prompts: run.prompts,
         onStep: (step) => {
           turn.step = step;
         },

@@ -1,0 +1,147 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { Db, MongoServerError } from 'mongodb';
+import type { ChatMessage } from '../workflows/chat-message';
+import { PROMPT_PART_MISSING, type PromptByRef } from '../workflows/prompt-parts';
+import type { ModelToolDefinition } from './activity-types';
+
+export const PROMPT_PARTS_COLLECTION = 'prompt_parts';
+
+interface PartDoc {
+  /** `<runId>/<part id>`: part ids are per run. */
+  _id: string;
+  workflowId: string;
+  runId: string;
+  /** The part's JSON text, exactly as the workflow sent it (a string, so nothing in it is reshaped by the store). */
+  body: string;
+  createdAt: Date;
+}
+
+/** Where a call's parts belong: the run that sent them. */
+export interface PartOwner {
+  workflowId: string;
+  runId: string;
+}
+
+const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+
+function allDuplicates(err: unknown): boolean {
+  const e = err as (MongoServerError & { writeErrors?: Array<{ code?: number }> | { code?: number } }) | undefined;
+  if (e?.code === 11000) return true;
+  const errors = e?.writeErrors === undefined ? [] : Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
+  return errors.length > 0 && errors.every((w) => w.code === 11000);
+}
+
+/**
+ * The model activity's side of prompts by reference: parts a call carries
+ * are kept in this worker's memory (most steps of a session run on the
+ * worker that ran the last one) and in MongoDB (for any other worker, and
+ * after a restart); ids are resolved from memory first.
+ */
+export class PromptPartStore {
+  private readonly cache = new Map<string, string>();
+  private cachedBytes = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly cacheBytes = DEFAULT_CACHE_BYTES,
+  ) {}
+
+  private get collection() {
+    return this.db.collection<PartDoc>(PROMPT_PARTS_COLLECTION);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ workflowId: 1 });
+  }
+
+  /**
+   * The prompt the workflow meant: its messages and tools rebuilt from the
+   * inline parts and the stored ones, plus the write of the inline parts,
+   * which the caller awaits before it completes (a part counts as stored
+   * once the call that carried it completed). Fails with
+   * `PromptPartMissing` when an id is neither inline nor stored.
+   */
+  async resolve(owner: PartOwner, prompt: PromptByRef): Promise<{ messages: ChatMessage[]; tools: ModelToolDefinition[]; stored: Promise<void> }> {
+    const key = (id: string) => `${owner.runId}/${id}`;
+    const bodies = new Map<string, string>();
+    for (const [id, value] of Object.entries(prompt.parts)) {
+      const body = JSON.stringify(value);
+      bodies.set(id, body);
+      this.remember(key(id), body);
+    }
+    const wanted = [...new Set([...prompt.messages, ...prompt.tools])].filter((id) => !bodies.has(id));
+    const missing: string[] = [];
+    for (const id of wanted) {
+      const body = this.recall(key(id));
+      if (body === undefined) missing.push(id);
+      else bodies.set(id, body);
+    }
+    if (missing.length > 0) {
+      const found = await this.collection.find({ _id: { $in: missing.map(key) } }, { projection: { body: 1 } }).toArray();
+      for (const doc of found) {
+        const id = doc._id.slice(owner.runId.length + 1);
+        bodies.set(id, doc.body);
+        this.remember(doc._id, doc.body);
+      }
+      const lost = missing.filter((id) => !bodies.has(id));
+      if (lost.length > 0) {
+        throw ApplicationFailure.nonRetryable(
+          `The prompt names ${lost.length} part(s) this worker cannot find (${lost.slice(0, 5).join(', ')}); the session sends the whole prompt again.`,
+          PROMPT_PART_MISSING,
+        );
+      }
+    }
+    const parse = <T>(id: string): T => JSON.parse(bodies.get(id) as string) as T;
+    return {
+      messages: prompt.messages.map((id) => parse<ChatMessage>(id)),
+      tools: prompt.tools.map((id) => parse<ModelToolDefinition>(id)),
+      stored: this.save(owner, Object.keys(prompt.parts).map((id) => ({ id, body: bodies.get(id) as string }))),
+    };
+  }
+
+  /**
+   * Deletes every stored part of a session (all its runs), when it is
+   * archived. This worker's cache lets them age out: nothing reads a part of
+   * a closed run.
+   */
+  async deleteSession(workflowId: string): Promise<number> {
+    const { deletedCount } = await this.collection.deleteMany({ workflowId });
+    return deletedCount;
+  }
+
+  private async save(owner: PartOwner, parts: Array<{ id: string; body: string }>): Promise<void> {
+    if (parts.length === 0) return;
+    const createdAt = new Date();
+    const docs = parts.map(({ id, body }) => ({ _id: `${owner.runId}/${id}`, workflowId: owner.workflowId, runId: owner.runId, body, createdAt }));
+    try {
+      await this.collection.insertMany(docs, { ordered: false });
+    } catch (err) {
+      // A retried call stores the same parts again: those already there are the same text under the same id.
+      if (!allDuplicates(err)) throw err;
+    }
+  }
+
+  private remember(key: string, body: string): void {
+    if (this.cache.has(key)) {
+      this.cache.delete(key);
+      this.cache.set(key, body);
+      return;
+    }
+    this.cache.set(key, body);
+    this.cachedBytes += body.length;
+    for (const [oldest, text] of this.cache) {
+      if (this.cachedBytes <= this.cacheBytes) break;
+      this.cache.delete(oldest);
+      this.cachedBytes -= text.length;
+    }
+  }
+
+  private recall(key: string): string | undefined {
+    const body = this.cache.get(key);
+    if (body !== undefined) {
+      this.cache.delete(key);
+      this.cache.set(key, body);
+    }
+    return body;
+  }
+}

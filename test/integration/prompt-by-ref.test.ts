@@ -1,0 +1,127 @@
+import type { Payload } from '@temporalio/common';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { CallModelInput } from '../../activities/activity-types';
+import { PROMPT_PARTS_COLLECTION } from '../../activities/prompt-part-store';
+import { workflowIdFor } from '../../workflows/messages';
+import { PROMPT_PART_MISSING } from '../../workflows/prompt-parts';
+import { scriptCall } from '../support/scripted-steps';
+import { sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+
+let env: TestEnv;
+
+beforeAll(async () => {
+  env = await startTestEnv({ name: 'prompt-by-ref' });
+});
+
+afterAll(async () => {
+  await env?.close();
+});
+
+interface ScheduledCall {
+  input: CallModelInput;
+  /** Bytes of the input payload as history holds it. */
+  bytes: number;
+}
+
+/** Every `callModel` the session scheduled, decoded (payloads are encrypted in tests), with its failure type if it failed. */
+async function modelCalls(sessionId: string): Promise<{ calls: ScheduledCall[]; failures: string[] }> {
+  const history = await env.client.workflow.getHandle(workflowIdFor(sessionId)).fetchHistory();
+  const converter = env.client.options.loadedDataConverter;
+  const calls: ScheduledCall[] = [];
+  const failures: string[] = [];
+  for (const event of history.events ?? []) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name === 'callModel') {
+      const payloads = (scheduled.input?.payloads ?? []) as Payload[];
+      const bytes = payloads.reduce((sum, p) => sum + (p.data?.length ?? 0), 0);
+      calls.push({ input: await decodeFromPayloadsAtIndex<CallModelInput>(converter, 0, payloads), bytes });
+    }
+    const failed = event.activityTaskFailedEventAttributes?.failure;
+    if (failed) failures.push(failed.applicationFailureInfo?.type ?? failed.message ?? '?');
+  }
+  return { calls, failures };
+}
+
+/** The prompt a by-reference input stands for, its parts looked up among every input of the run so far. */
+function rebuilt(calls: ScheduledCall[], upTo: number): { messages: unknown[]; tools: unknown[] } {
+  const parts: Record<string, unknown> = {};
+  for (const call of calls.slice(0, upTo + 1)) Object.assign(parts, call.input.prompt?.parts ?? {});
+  const prompt = calls[upTo]!.input.prompt!;
+  return { messages: prompt.messages.map((id) => parts[id]), tools: prompt.tools.map((id) => parts[id]) };
+}
+
+async function toolTurn(sessionId: string, text: string): Promise<void> {
+  scriptCall(env.model, sessionId, 'local_calculate', { expression: '6*7' }, 'It is 42.');
+  const { turnId } = await env.agent.send(sessionOptions(sessionId), { text });
+  expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'completed', text: 'It is 42.' });
+}
+
+describe('model calls carry their prompt by reference', () => {
+  it('write each message and tool into history once, and the model still receives the whole prompt', async () => {
+    const sessionId = uniqueId('byref');
+    await toolTurn(sessionId, 'what is 6 times 7?');
+    await toolTurn(sessionId, 'and again, please?');
+
+    const { calls, failures } = await modelCalls(sessionId);
+    expect(failures).toEqual([]);
+    expect(calls).toHaveLength(4);
+    const requests = env.model.requestsFor(sessionId).map((r) => r.body as { messages: unknown[]; tools?: Array<{ function: unknown }> });
+    expect(requests).toHaveLength(4);
+    const seen = new Set<string>();
+    calls.forEach((call, i) => {
+      const { input } = call;
+      expect(input.messages).toEqual([]);
+      expect(input.tools).toEqual([]);
+      expect(input.prompt).toBeDefined();
+      // What the model got is exactly what the ids stand for.
+      const whole = rebuilt(calls, i);
+      expect(requests[i]!.messages).toEqual(whole.messages);
+      expect(requests[i]!.tools?.map((t) => t.function)).toEqual(whole.tools);
+      // Nothing goes inline twice: a part sent once is named by id after.
+      for (const id of Object.keys(input.prompt!.parts)) {
+        expect(seen.has(id)).toBe(false);
+        seen.add(id);
+      }
+    });
+    // Step 2 of turn 1 carries only what step 1 produced: the assistant's tool call and the tool's result.
+    const inlineRoles = (i: number) => Object.values(calls[i]!.input.prompt!.parts).map((p) => (p as { role?: string }).role ?? 'tool definition');
+    expect(inlineRoles(1)).toEqual(['assistant', 'tool']);
+    // Turn 2 sends inline only turn 1's final answer (step 2's reply, new to the prompt) and the user's new message:
+    // the system message is rebuilt each turn, but with equal text it is the same part; every tool schema is an id.
+    expect(inlineRoles(2).sort()).toEqual(['assistant', 'user']);
+    // The first call holds the whole prompt; the others a small share of it.
+    const firstBytes = calls[0]!.bytes;
+    for (const call of calls.slice(1)) expect(call.bytes).toBeLessThan(firstBytes / 2);
+  });
+
+  it('a worker that lost the parts fails the call as PromptPartMissing, and the session sends the whole prompt again', async () => {
+    const sessionId = uniqueId('byref-lost');
+    await toolTurn(sessionId, 'what is 6 times 7?');
+    // A new worker knows nothing in memory; the stored parts are gone too.
+    await env.worker.shutdown();
+    const removed = await env.db.collection(PROMPT_PARTS_COLLECTION).deleteMany({ workflowId: workflowIdFor(sessionId) });
+    expect(removed.deletedCount).toBeGreaterThan(0);
+    env.worker = await env.startWorker();
+
+    await toolTurn(sessionId, 'and again, please?');
+    const { calls, failures } = await modelCalls(sessionId);
+    expect(failures).toEqual([PROMPT_PART_MISSING]);
+    // Turn 2: the call that failed, the same step again with every part inline, then step 2 by reference.
+    expect(calls).toHaveLength(5);
+    const resent = calls[3]!.input.prompt!;
+    expect(Object.keys(resent.parts).sort()).toEqual([...new Set([...resent.messages, ...resent.tools])].sort());
+    const requests = env.model.requestsFor(sessionId);
+    expect(requests).toHaveLength(4);
+    expect((requests[2]!.body as { messages: unknown[] }).messages).toEqual(rebuilt(calls, 3).messages);
+  });
+
+  it('archiving a session deletes its stored parts', async () => {
+    const sessionId = uniqueId('byref-archive');
+    await toolTurn(sessionId, 'what is 6 times 7?');
+    const parts = env.db.collection(PROMPT_PARTS_COLLECTION);
+    expect(await parts.countDocuments({ workflowId: workflowIdFor(sessionId) })).toBeGreaterThan(0);
+    await env.agent.end(sessionId);
+    await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+    expect(await parts.countDocuments({ workflowId: workflowIdFor(sessionId) })).toBe(0);
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * A model call's prompt, sent by reference.
+ *
+ * A step's prompt repeats almost all of the step before it: the system
+ * message, the window, the turn so far and every tool schema. Written into
+ * each `callModel` input, those copies were three quarters of a session's
+ * history bytes. Instead, each distinct message or tool definition becomes a
+ * part with a short id, written into history once (inline, the first time
+ * it is sent) and named by id afterwards. The model activity stores the
+ * parts it is given (a worker-side cache and MongoDB) and rebuilds the full
+ * prompt from the ids before calling the model.
+ *
+ * Deterministic: ids are assigned in the order the workflow first sends a
+ * content, and a part counts as stored only once an activity that carried it
+ * completed (its result is in history). A part the store has lost comes back
+ * as `PromptPartMissing`; the workflow then sends the whole prompt inline.
+ */
+
+/** What `callModel` receives instead of `messages` and `tools`. */
+export interface PromptByRef {
+  /** The prompt's messages, in order, by part id. */
+  messages: string[];
+  /** The offered tools, in order, by part id. */
+  tools: string[];
+  /** Parts this input carries, by id: the ones not known to be stored. The JSON text of each is exactly what was sent. */
+  parts: Record<string, unknown>;
+}
+
+/** Failure type of a `callModel` that was given an id its store does not hold. */
+export const PROMPT_PART_MISSING = 'PromptPartMissing';
+
+/**
+ * Patch id: model calls carry their prompt by reference (see above). Runs
+ * that scheduled model calls with the whole prompt inline keep doing so.
+ */
+export const MODEL_PROMPT_BY_REF = 'model-prompt-by-ref';
+
+/** Part ids and what the store holds, for one run (a new run starts with nothing stored). */
+export class PromptLedger {
+  private readonly ids = new Map<string, string>();
+  private readonly stored = new Set<string>();
+  private next = 1;
+
+  /** The prompt by reference, and the ids it carries inline (to confirm once the call completes). */
+  compact(messages: readonly unknown[], tools: readonly unknown[]): { prompt: PromptByRef; inline: string[] } {
+    const parts: Record<string, unknown> = {};
+    const inline: string[] = [];
+    const refer = (value: unknown): string => {
+      // Keyed by content, so an equal message or tool built anew (the system message of each turn, a re-offered
+      // tool) is one part, and a message changed after it was first sent can never be mistaken for its old text.
+      const json = JSON.stringify(value) ?? 'null';
+      let id = this.ids.get(json);
+      if (id === undefined) {
+        id = `p${this.next++}`;
+        this.ids.set(json, id);
+      }
+      if (!this.stored.has(id) && !(id in parts)) {
+        parts[id] = value;
+        inline.push(id);
+      }
+      return id;
+    };
+    return { prompt: { messages: messages.map(refer), tools: tools.map(refer), parts }, inline };
+  }
+
+  /** A call that carried these parts completed: the store holds them. */
+  confirm(ids: readonly string[]): void {
+    for (const id of ids) this.stored.add(id);
+  }
+
+  /** The store lost a part: the next call sends everything inline again. */
+  forget(): void {
+    this.stored.clear();
+  }
+}
