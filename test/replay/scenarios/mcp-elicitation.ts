@@ -48,9 +48,11 @@ export default [
       ctx.check(view.counters.inputsRequested === 2, `two questions were asked (${view.counters.inputsRequested})`);
       ctx.env.model.script([{ respond: { kind: 'text', text: 'still here' } }], { lane: ctx.sessionId });
       const after = await ctx.env.agent.ask(ctx.options(), { text: 'still there?' });
-      ctx.check(after.turn.text === 'still here', 'the session answered after the poison signals');
-      const counted = (await ctx.env.agent.getSession(ctx.sessionId)).counters.signalsIgnored;
-      ctx.check(counted >= 3, `the poison signals were ignored and counted (${counted})`);
+      ctx.check(after.turn.text === 'still here', `the session answered after the poison signals: ${JSON.stringify(after.turn).slice(0, 400)}`);
+      // The answer without a principal is refused as unauthorized; the other two do not parse. (A late text delta can
+      // add to signalsIgnored, so the sum is a floor.)
+      const { signalsIgnored, signalsUnauthorized } = (await ctx.env.agent.getSession(ctx.sessionId)).counters;
+      ctx.check(signalsIgnored >= 2 && signalsUnauthorized >= 1, `the poison signals were ignored (${signalsIgnored}) and refused (${signalsUnauthorized})`);
     },
   }),
 ];
