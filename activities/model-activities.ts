@@ -187,27 +187,26 @@ export function createModelActivities(deps: ModelActivityDeps) {
     },
   };
 
-  /** The messages and tools to send: as given, or rebuilt from a prompt by reference (with the write of its new parts). */
-  async function promptOf(input: CallModelInput): Promise<{ messages: CallModelInput['messages']; tools: CallModelInput['tools']; stored: Promise<void> }> {
-    if (!input.prompt) return { messages: input.messages, tools: input.tools, stored: Promise.resolve() };
-    const run = Context.current().info.workflowExecution;
+  /** The messages and tools to send: as given, or rebuilt from a prompt by reference. */
+  async function promptOf(input: CallModelInput): Promise<{ messages: CallModelInput['messages']; tools: CallModelInput['tools'] }> {
+    if (!input.prompt) return { messages: input.messages, tools: input.tools };
+    const { info, log } = Context.current();
+    const run = info.workflowExecution;
     if (!deps.promptParts || !run) {
       throw ApplicationFailure.nonRetryable('This worker keeps no prompt parts; the session sends the whole prompt again.', PROMPT_PART_MISSING);
     }
     const resolved = await deps.promptParts.resolve(run, input.prompt);
-    const stored = resolved.stored.catch((err: unknown) => {
-      throw ApplicationFailure.retryable(`Could not store the prompt's new parts in MongoDB: ${err instanceof Error ? err.message : String(err)}`, 'PromptStoreUnavailable');
-    });
-    // Awaited after the model answers; until then a failed write must not go unhandled.
-    stored.catch(() => undefined);
-    return { ...resolved, stored };
+    // Written behind the call (see PromptPartStore.resolve): a lost write costs a later step one resend, not this one a wait.
+    resolved.stored.catch((err: unknown) =>
+      log.warn('could not store prompt parts; a call on another worker will send the prompt whole', { error: err instanceof Error ? err.message : String(err) }),
+    );
+    return resolved;
   }
 
   async function callModelOnce(input: CallModelInput): Promise<CallModelResult> {
     const ctx = Context.current();
     const model = input.model.name ?? deps.defaultModel;
     const attempt = ctx.info.attempt;
-    // The new parts are written while the model works; the call completes only once they are stored.
     const prompt = await promptOf(input);
     const relay = new DeltaRelay(deps.deltaBatchMs ?? 50, { turnId: input.turnId, step: input.step, attempt });
     const startedAt = performance.now();
@@ -264,7 +263,6 @@ export function createModelActivities(deps: ModelActivityDeps) {
         throw ApplicationFailure.retryable('The model stream ended before the model finished its answer.', FailureType.ModelUnavailable);
       }
       unpublished = await relay.finish();
-      await prompt.stored;
     } catch (err) {
       // Deltas already streamed must reach the workflow before it learns of a cancellation:
       // it keeps them as the partial answer. A failed attempt's deltas go out too, marked by attempt.
@@ -286,7 +284,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
       countMetric('modelTokens', { direction: 'output' }, usage.completionTokens);
       const run = ctx.info.workflowExecution;
       if (deps.usage && input.namespace && run) {
-        await deps.usage.record({
+        deps.usage.recordBehind({
           id: `${run.workflowId}/${run.runId}/${ctx.info.activityId}`,
           tenant: input.namespace.tenant,
           user: input.namespace.user,
@@ -295,7 +293,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
           at: new Date(),
           inputTokens: usage.promptTokens,
           outputTokens: usage.completionTokens,
-        });
+        }, (err) => ctx.log.warn('could not record a model call\'s usage', { error: err instanceof Error ? err.message : String(err) }));
       }
     }
     const { toolCalls, truncatedArguments, droppedToolCalls } = boundToolCalls(calls.list((index) => `call_${input.turnId}_${input.step}_${index}`));

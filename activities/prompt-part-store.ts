@@ -23,6 +23,7 @@ export interface PartOwner {
 }
 
 const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+const MISSING_PART_RETRY_MS = 100;
 
 function allDuplicates(err: unknown): boolean {
   const e = err as (MongoServerError & { writeErrors?: Array<{ code?: number }> | { code?: number } }) | undefined;
@@ -56,10 +57,13 @@ export class PromptPartStore {
 
   /**
    * The prompt the workflow meant: its messages and tools rebuilt from the
-   * inline parts and the stored ones, plus the write of the inline parts,
-   * which the caller awaits before it completes (a part counts as stored
-   * once the call that carried it completed). Fails with
-   * `PromptPartMissing` when an id is neither inline nor stored.
+   * inline parts and the stored ones. The inline parts are kept in memory at
+   * once and written to MongoDB behind the call (`stored`, which the caller
+   * need not await): a step's next call nearly always runs on this worker
+   * (eager dispatch, sticky workflow), and a call that misses a part (another
+   * worker, before the write landed or after a crash lost it) fails with
+   * `PromptPartMissing`, which makes the workflow send the prompt whole. So a
+   * lost write costs one retried step, never a wrong prompt.
    */
   async resolve(owner: PartOwner, prompt: PromptByRef): Promise<{ messages: ChatMessage[]; tools: ModelToolDefinition[]; stored: Promise<void> }> {
     const key = (id: string) => `${owner.runId}/${id}`;
@@ -76,20 +80,23 @@ export class PromptPartStore {
       if (body === undefined) missing.push(id);
       else bodies.set(id, body);
     }
-    if (missing.length > 0) {
-      const found = await this.collection.find({ _id: { $in: missing.map(key) } }, { projection: { body: 1 } }).toArray();
+    // Another worker's write may be a moment behind its call's completion: look twice more before giving up.
+    for (let look = 0; look < 3 && missing.some((id) => !bodies.has(id)); look++) {
+      if (look > 0) await new Promise((resolve) => setTimeout(resolve, MISSING_PART_RETRY_MS));
+      const wantedNow = missing.filter((id) => !bodies.has(id));
+      const found = await this.collection.find({ _id: { $in: wantedNow.map(key) } }, { projection: { body: 1 } }).toArray();
       for (const doc of found) {
         const id = doc._id.slice(owner.runId.length + 1);
         bodies.set(id, doc.body);
         this.remember(doc._id, doc.body);
       }
-      const lost = missing.filter((id) => !bodies.has(id));
-      if (lost.length > 0) {
-        throw ApplicationFailure.nonRetryable(
-          `The prompt names ${lost.length} part(s) this worker cannot find (${lost.slice(0, 5).join(', ')}); the session sends the whole prompt again.`,
-          PROMPT_PART_MISSING,
-        );
-      }
+    }
+    const lost = missing.filter((id) => !bodies.has(id));
+    if (lost.length > 0) {
+      throw ApplicationFailure.nonRetryable(
+        `The prompt names ${lost.length} part(s) this worker cannot find (${lost.slice(0, 5).join(', ')}); the session sends the whole prompt again.`,
+        PROMPT_PART_MISSING,
+      );
     }
     const parse = <T>(id: string): T => JSON.parse(bodies.get(id) as string) as T;
     return {

@@ -88,6 +88,35 @@ export class UsageStore {
     await this.collection.createIndex({ sessionId: 1 });
   }
 
+  private readonly writing = new Set<Promise<unknown>>();
+
+  /**
+   * Records one call behind the caller's back: a model step with an instant
+   * model need not wait for MongoDB. A failed write is tried twice more; reads
+   * on this worker (summaries, budget checks) wait for the writes in flight,
+   * so a turn's budget check sees the turn before it. A worker killed in the
+   * instant between a call's completion and its write loses that record.
+   */
+  recordBehind(e: UsageEvent, onError: (err: unknown) => void): void {
+    const write = (async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.record(e);
+        } catch (err) {
+          if (attempt >= 3) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        }
+      }
+    })().catch(onError);
+    this.writing.add(write);
+    void write.finally(() => this.writing.delete(write));
+  }
+
+  /** Resolves once the writes in flight on this worker are done (or failed). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.writing]);
+  }
+
   /** Records one call; the same id again (a retried activity) changes nothing. */
   async record(e: UsageEvent): Promise<{ recorded: boolean }> {
     try {
@@ -101,6 +130,7 @@ export class UsageStore {
 
   /** Tokens and cost by day and model (UTC days), for a tenant, one of its users, or one session. */
   async summarize(query: UsageQuery, now = new Date()): Promise<UsageSummary> {
+    await this.settled();
     if (!Number.isInteger(query.days) || query.days < 1 || query.days > 366) {
       throw ApplicationFailure.nonRetryable(`days must be a whole number from 1 to 366, got ${String(query.days)}`, FailureType.SessionInputInvalid);
     }
