@@ -4,10 +4,14 @@
  * The same scripted conversation runs side by side in one process: by a
  * plain in-process loop (openai SDK + a direct function call) and by the
  * session workflow (AgentClient -> Temporal -> worker activities). The model
- * answers at once and the tool does nothing, so the difference per step is
- * the runtime's own overhead. A bare Temporal workflow making the same
- * activity round trips runs beside them, to show how much of that is
- * Temporal itself on this machine. The last line printed is one JSON object.
+ * answers at once from a process of its own (sharing a Node thread with the
+ * worker would hide or invert some levers) and the tool does nothing, so the
+ * difference per step is the runtime's own overhead. A bare Temporal
+ * workflow making the same activity round trips runs beside them: the floor
+ * any session can reach on this server. `floor_ratio` (session step median
+ * over floor step median) is the target, as load moves it far less than an
+ * absolute time; `history_bytes_per_step` is what a step writes to history.
+ * The last line printed is one JSON object.
  *
  *   npm run bench:loop -- [--turns 40] [--steps 5] [--warmup 5] [--turns-per-session 10]
  */
@@ -18,11 +22,11 @@ import OpenAI from 'openai';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { AgentClient } from '../client/agent-client';
 import { ensureStack } from '../scripts/stack';
-import type { ScriptedModelServer } from '../scripted-model';
+import type { ChildProcess } from 'node:child_process';
 import { createAgentWorker, type AgentWorkerHandle } from '../workers/agent-worker';
 import { loadConfig } from '../workers/config';
 import { dataConverterFor } from '../codec/data-converter';
-import { startBenchModel } from './support/bench-model';
+import { startChild, stopChild } from './support/child-process';
 import { TemporalFloor } from './support/floor';
 import { addSessionHistory, emptyBreakdown } from './support/history-breakdown';
 import { noopTool } from './support/noop-tool';
@@ -55,7 +59,7 @@ const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
 /** Everything the benchmark starts, stopped in reverse order. */
 interface Started {
-  model?: ScriptedModelServer;
+  model?: ChildProcess;
   worker?: AgentWorkerHandle;
   agent?: AgentClient;
   sessions?: SessionContender;
@@ -71,8 +75,17 @@ async function main(started: Started): Promise<void> {
   });
   const stack = await ensureStack({ log: (line) => log(`[stack] ${line}`) });
   const id = randomUUID().slice(0, 8);
-  const model = await startBenchModel(opts.steps - 1);
-  started.model = model;
+  const modelChild = await startChild('bench-model-process.ts', { args: [String(opts.steps - 1)], ready: /^model /, label: 'model' });
+  started.model = modelChild.proc;
+  const model = { baseUrl: modelChild.readyLine.slice('model '.length).trim() };
+  const firstRequest = new Promise<string>((resolve) => {
+    let out = '';
+    modelChild.proc.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.startsWith('first-request '));
+      if (line) resolve(line.slice('first-request '.length));
+    });
+  });
   const config = loadConfig({
     ...process.env,
     TEMPORAL_ADDRESS: stack.temporalAddress,
@@ -99,9 +112,7 @@ async function main(started: Started): Promise<void> {
   // The workflow warms up first: its first model request tells the plain loop what to send.
   log(`[bench] warming up: ${opts.warmup} turn(s) each`);
   for (let i = 0; i < opts.warmup; i++) await sessions.turn(`warm-up ${i + 1}`);
-  const first = model.requestsFor(sessions.all[0] as string)[0]?.body as
-    | { messages: Array<{ role: string; content?: unknown }>; tools?: ChatCompletionTool[] }
-    | undefined;
+  const first = JSON.parse(await firstRequest) as { messages: Array<{ role: string; content?: unknown }>; tools?: ChatCompletionTool[] } | null;
   const system = first?.messages.find((m) => m.role === 'system')?.content;
   if (typeof system !== 'string' || !first?.tools) throw new Error('could not read the system prompt and tools the workflow sent');
   const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: 'bench', maxRetries: 0 });
@@ -165,7 +176,7 @@ async function shutdown(started: Started): Promise<void> {
   await started.floor?.stop();
   await started.worker?.shutdown().catch((err: unknown) => log(`[bench] worker shutdown failed: ${String(err)}`));
   await started.agent?.client.connection.close().catch(() => undefined);
-  await started.model?.close();
+  if (started.model) await stopChild(started.model, 2_000);
 }
 
 const started: Started = {};

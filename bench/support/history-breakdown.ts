@@ -1,4 +1,5 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { workflowIdFor } from '../../workflows/messages';
 
 type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
@@ -15,6 +16,9 @@ export interface Breakdown {
   workflowTaskRun: number;
   workflowTasks: number;
   activities: number;
+  /** History size as the server stores it (protobuf bytes), and the part of it that scheduled `callModel` inputs hold. */
+  historyBytes: number;
+  modelInputBytes: number;
 }
 
 function ms(ts: HistoryEvent['eventTime']): number {
@@ -23,20 +27,29 @@ function ms(ts: HistoryEvent['eventTime']): number {
 }
 
 export function emptyBreakdown(): Breakdown {
-  return { activityDispatch: 0, activityRun: new Map(), workflowTaskQueue: 0, workflowTaskRun: 0, workflowTasks: 0, activities: 0 };
+  return { activityDispatch: 0, activityRun: new Map(), workflowTaskQueue: 0, workflowTaskRun: 0, workflowTasks: 0, activities: 0, historyBytes: 0, modelInputBytes: 0 };
 }
 
-/** Adds one session's history to `into`: pairs each task's events by their scheduled and started ids. */
-export async function addSessionHistory(client: Client, sessionId: string, into: Breakdown): Promise<void> {
+/**
+ * Adds one session's history to `into`: pairs each task's events by their
+ * scheduled and started ids. With `afterEventId`, only what happened after
+ * that event counts (one turn of a longer history). Returns the last event id.
+ */
+export async function addSessionHistory(client: Client, sessionId: string, into: Breakdown, afterEventId = 0): Promise<number> {
   const history = await client.workflow.getHandle(workflowIdFor(sessionId)).fetchHistory();
+  into.historyBytes += temporal.api.history.v1.History.encode(history).finish().length;
   const at = new Map<number, number>();
   const activityType = new Map<number, string>();
+  let last = 0;
   for (const event of history.events ?? []) {
     const id = Number(event.eventId);
     const time = ms(event.eventTime);
     at.set(id, time);
+    last = id;
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled) activityType.set(id, scheduled.activityType?.name ?? '?');
+    if (scheduled?.activityType?.name === 'callModel') into.modelInputBytes += temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
+    if (id <= afterEventId) continue;
     const started = event.activityTaskStartedEventAttributes;
     if (started) into.activityDispatch += time - (at.get(Number(started.scheduledEventId)) ?? time);
     const completed = event.activityTaskCompletedEventAttributes;
@@ -53,4 +66,5 @@ export async function addSessionHistory(client: Client, sessionId: string, into:
       into.workflowTasks++;
     }
   }
+  return last;
 }

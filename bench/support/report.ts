@@ -14,6 +14,9 @@ export interface BenchSamples {
   workerMetrics: HistogramTotals;
 }
 
+/** Issue 15: a session step costs at most 1.2 times the bare Temporal workflow of the same shape. */
+export const FLOOR_RATIO_TARGET = 1.2;
+
 const col = (n: number) => n.toFixed(2).padStart(10);
 
 /** Prints the table and the breakdowns, then the JSON line, which is always last. */
@@ -60,10 +63,16 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
     out(`  ${label.padEnd(44)}${perStep(total.sum)}  (${(total.count / steps).toFixed(1)} per step)`);
   }
 
+  out(
+    `history: ${(s.breakdown.historyBytes / steps).toFixed(0)} bytes per step, of which model call inputs ${(s.breakdown.modelInputBytes / steps).toFixed(0)}`,
+  );
+
   const overheadMedian = median(overhead);
   const ratio = median(workflowStep) / median(plainStep);
+  const floorRatio = median(workflowStep) / median(floorStep);
   out('');
   out(`ratio workflow/plain per step (medians): ${ratio.toFixed(1)}x`);
+  out(`floor ratio workflow/bare floor per step (medians): ${floorRatio.toFixed(2)}x (target <= ${FLOOR_RATIO_TARGET})`);
   out(`target: median overhead <= ${s.targetMs} ms per step -> ${overheadMedian <= s.targetMs ? 'met' : 'NOT met'}`);
   out(
     JSON.stringify({
@@ -78,6 +87,11 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
       floor_step_ms_median: round(median(floorStep)),
       above_floor_ms_median: round(median(aboveFloor)),
       ratio: round(ratio),
+      floor_ratio: round(floorRatio),
+      floor_ratio_target: FLOOR_RATIO_TARGET,
+      floor_ratio_met: floorRatio <= FLOOR_RATIO_TARGET,
+      history_bytes_per_step: Math.round(s.breakdown.historyBytes / steps),
+      model_input_bytes_per_step: Math.round(s.breakdown.modelInputBytes / steps),
       target_ms: s.targetMs,
       target_met: overheadMedian <= s.targetMs,
     }),
