@@ -51,8 +51,8 @@ function scopeFor(repo: MemoryRepository, namespace: unknown): ScopedMemories {
 export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActivities {
   const repo = new MemoryRepository(deps.db);
   const clock = deps.clock ?? (() => new Date());
-  const cache = deps.cache ?? new RecallCache({ maxAgeMs: deps.config.cacheMaxAgeMs });
   const log = deps.log ?? activityLog;
+  const cache = deps.cache ?? new RecallCache({ maxAgeMs: deps.config.cacheMaxAgeMs, log });
   const thresholds = resolveThresholds(deps.embedder.id, deps.config);
   const policy = {
     strong: thresholds.strong,

@@ -13,7 +13,8 @@ import {
   type VersionFields,
 } from './memory-docs';
 import { sameValue } from './memory-normalize';
-import { memoryCollections, NamespaceWriter, type Decision, type MemoryCollections, type WriteContext, type WriterOptions } from './memory-store';
+import { cacheKeyOf, memoryCollections, NamespaceWriter, type Decision, type MemoryCollections, type WriteContext, type WriterOptions } from './memory-store';
+import type { StoredRecallCopy } from './recall-copy';
 import {
   MemoryDocError,
   MemoryNamespace,
@@ -28,7 +29,7 @@ import {
   type MemoryStatus,
 } from './memory-types';
 
-export { MEMORIES_COLLECTION, MEMORY_AUDIT_COLLECTION, MEMORY_NAMESPACES_COLLECTION, MemoryWriteConflictError, type WriteContext, type WriterOptions } from './memory-store';
+export { MEMORIES_COLLECTION, MEMORY_AUDIT_COLLECTION, MEMORY_NAMESPACES_COLLECTION, MEMORY_RECALL_COPIES_COLLECTION, MemoryWriteConflictError, type WriteContext, type WriterOptions } from './memory-store';
 export { subscribeToNamespaceChanges, type NamespaceChange, type NamespaceChangeListener } from './namespace-changes';
 
 export type WriteOutcome = 'created' | 'overwritten' | 'reinforced' | 'unchanged';
@@ -126,6 +127,8 @@ export class ScopedMemories {
   readonly namespace: MemoryNamespace;
   /** Canonical namespace key; part of every filter. */
   readonly nsKey: string;
+  /** The namespace in this database: what recall caches key their copies by. */
+  readonly cacheKey: string;
   private readonly writer: NamespaceWriter;
 
   constructor(
@@ -137,6 +140,7 @@ export class ScopedMemories {
     if (token !== SCOPE_TOKEN) throw new Error('ScopedMemories comes from MemoryRepository.forNamespace(ns)');
     this.namespace = namespace;
     this.nsKey = namespaceKey(namespace);
+    this.cacheKey = cacheKeyOf(collections, this.nsKey);
     this.writer = new NamespaceWriter(namespace, this.nsKey, collections, options);
   }
 
@@ -165,6 +169,20 @@ export class ScopedMemories {
   async loadActive(now: Date): Promise<{ memories: MemoryDoc[]; malformed: MemoryDocError[] }> {
     const raws = await this.collections.memories.find(this.scoped({ status: 'active', expiresAt: { $gt: now } })).toArray();
     return this.parseAll(raws);
+  }
+
+  /** The namespace's stored recall copy, unparsed (recall-copy.ts parses it); null when there is none. One `_id` lookup. */
+  async readRecallCopy(): Promise<unknown> {
+    return this.collections.recallCopies.findOne({ _id: this.nsKey });
+  }
+
+  /**
+   * Stores the namespace's recall copy over the previous one. Unconditional:
+   * any filter but `_id` alone would be a scan of every copy on FerretDB, and
+   * an older copy landing last is only behind, never wrong (it names its generation).
+   */
+  async writeRecallCopy(copy: StoredRecallCopy): Promise<void> {
+    await this.collections.recallCopies.replaceOne({ _id: this.nsKey }, copy, { upsert: true });
   }
 
   async get(id: string): Promise<MemoryDoc | null> {

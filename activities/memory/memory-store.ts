@@ -1,12 +1,15 @@
 import { MongoServerError, type Collection, type Db } from 'mongodb';
 import { auditEntryFor, namespaceFields, toStored, type StoredAudit, type StoredMemory } from './memory-docs';
 import { notifyNamespaceChange } from './namespace-changes';
+import type { StoredRecallCopy } from './recall-copy';
 import { parseMemory, snapshotOf, type AuditAction, type AuditActor, type MemoryChange, type MemoryDoc, type MemoryNamespace } from './memory-types';
 
 export const MEMORIES_COLLECTION = 'memories';
 export const MEMORY_AUDIT_COLLECTION = 'memory_audit';
 /** One small document per namespace whose `generation` grows with every write: what recall caches check. */
 export const MEMORY_NAMESPACES_COLLECTION = 'memory_namespaces';
+/** One document per recently recalled namespace, `_id` the namespace key: its recall set, for workers that start cold (recall-copy.ts). */
+export const MEMORY_RECALL_COPIES_COLLECTION = 'memory_recall_copies';
 
 export interface NamespaceDoc {
   _id: string;
@@ -21,6 +24,7 @@ export interface MemoryCollections {
   memories: Collection<StoredMemory>;
   audits: Collection<StoredAudit>;
   namespaces: Collection<NamespaceDoc>;
+  recallCopies: Collection<StoredRecallCopy & { _id: string }>;
 }
 
 export function memoryCollections(db: Db): MemoryCollections {
@@ -28,7 +32,13 @@ export function memoryCollections(db: Db): MemoryCollections {
     memories: db.collection<StoredMemory>(MEMORIES_COLLECTION),
     audits: db.collection<StoredAudit>(MEMORY_AUDIT_COLLECTION),
     namespaces: db.collection<NamespaceDoc>(MEMORY_NAMESPACES_COLLECTION),
+    recallCopies: db.collection<StoredRecallCopy & { _id: string }>(MEMORY_RECALL_COPIES_COLLECTION),
   };
+}
+
+/** Names a namespace of one database, so caches shared by a process never mix two databases' memories. */
+export function cacheKeyOf(collections: MemoryCollections, nsKey: string): string {
+  return `${collections.memories.dbName}/${nsKey}`;
 }
 
 /** Who is writing and when; recorded in the audit. */
@@ -195,19 +205,21 @@ export class NamespaceWriter {
 
   /** Bumps the namespace's generation and tells this process's recall caches what changed. */
   private async bumpGeneration(now: Date, changed: MemoryDoc[]): Promise<void> {
+    let after: NamespaceDoc | null = null;
     for (let attempt = 1; ; attempt++) {
       try {
-        const after = await this.collections.namespaces.findOneAndUpdate(
+        after = await this.collections.namespaces.findOneAndUpdate(
           { _id: this.nsKey },
           { $inc: { generation: 1 }, $set: { updatedAt: now }, $setOnInsert: namespaceFields(this.namespace) },
           { upsert: true, returnDocument: 'after', includeResultMetadata: false },
         );
-        if (after) notifyNamespaceChange({ nsKey: this.nsKey, generation: after.generation, changed });
-        return;
+        break;
       } catch (err) {
         // Two first writes racing to create the namespace document: one insert loses, and its retry updates.
         if (!isDuplicateKey(err) || attempt >= 3) throw err;
       }
     }
+    // Awaited: a cache that holds this namespace stores its patched copy before the write returns.
+    if (after) await notifyNamespaceChange({ nsKey: this.nsKey, cacheKey: cacheKeyOf(this.collections, this.nsKey), generation: after.generation, changed });
   }
 }

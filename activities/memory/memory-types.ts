@@ -193,7 +193,8 @@ export class MemoryDocError extends Error {
   constructor(
     readonly memoryId: string,
     readonly fields: string[],
-    detail: string,
+    /** What is wrong, field by field; kept so a recall copy can report the document as a full read would. */
+    readonly detail: string,
   ) {
     super(`memory document ${memoryId} in MongoDB is malformed (${detail}); fix or delete it`);
   }

@@ -3,6 +3,8 @@ import type { MemoryDoc } from './memory-types';
 /** A committed write, as the writing process's recall caches learn of it. */
 export interface NamespaceChange {
   nsKey: string;
+  /** The namespace in its database (`cacheKeyOf`). */
+  cacheKey: string;
   /** The generation this write produced. */
   generation: number;
   /** The documents as written (their new status decides whether they stay recallable). */
@@ -10,7 +12,8 @@ export interface NamespaceChange {
 }
 
 export interface NamespaceChangeListener {
-  onNamespaceChange(change: NamespaceChange): void;
+  /** May return a promise; the write waits for it (a listener must not throw). */
+  onNamespaceChange(change: NamespaceChange): void | Promise<void>;
 }
 
 // Held weakly: a cache that is no longer used elsewhere must not be kept alive by being subscribed.
@@ -27,10 +30,12 @@ export function subscribeToNamespaceChanges(listener: NamespaceChangeListener): 
   return () => listeners.delete(ref);
 }
 
-export function notifyNamespaceChange(change: NamespaceChange): void {
+export async function notifyNamespaceChange(change: NamespaceChange): Promise<void> {
+  const pending: Array<void | Promise<void>> = [];
   for (const ref of listeners) {
     const listener = ref.deref();
-    if (listener) listener.onNamespaceChange(change);
+    if (listener) pending.push(listener.onNamespaceChange(change));
     else listeners.delete(ref);
   }
+  await Promise.all(pending);
 }

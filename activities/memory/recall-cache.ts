@@ -1,7 +1,9 @@
 import { unitVector } from './recall';
 import type { ScopedMemories } from './memory-repository';
+import type { MemoryLog } from './memory-log';
 import type { MemoryDoc, MemoryDocError, MemoryKind } from './memory-types';
 import { subscribeToNamespaceChanges, type NamespaceChange, type NamespaceChangeListener } from './namespace-changes';
+import { decodeRecallCopy, encodeRecallCopy, RecallCopyError, type RecallCopy } from './recall-copy';
 
 /** What recall needs of one memory, decoded once per load. */
 export interface RecallEntry {
@@ -22,6 +24,7 @@ export interface NamespaceResult<T> {
   value: T;
   malformed: MemoryDocError[];
   generation: number;
+  /** Served from this worker's memory, without reading the namespace or its stored copy. */
   fromCache: boolean;
 }
 
@@ -40,52 +43,69 @@ function entryOf(m: MemoryDoc): RecallEntry {
   };
 }
 
-interface CacheSlot {
-  generation: number;
-  loadedAt: number;
-  entries: RecallEntry[];
-  malformed: MemoryDocError[];
+interface CacheSlot extends RecallCopy {
+  /** The namespace, to refresh and store the copy with. */
+  scope: ScopedMemories;
 }
 
 export interface RecallCacheOptions {
   /** Namespaces kept per worker; the least recently used is evicted first. */
   maxNamespaces?: number;
-  /** A slot older than this is reloaded even if the generation did not move (a writer that died before bumping it). */
+  /**
+   * A copy whose full read is older than this is read again in the
+   * background (a writer that died before bumping the generation, or an
+   * increment FerretDB lost between workers, is seen then).
+   */
   maxAgeMs?: number;
   clock?: () => number;
+  /** Store each namespace's copy in MongoDB for workers that start cold (default true). */
+  storeCopies?: boolean;
+  log?: MemoryLog;
 }
 
 /**
- * Per-worker cache of each namespace's recall set. On FerretDB every query is
- * a scan of the collection, so loading a namespace's memories costs far more
- * than the 20 ms a turn can spare; the cache keeps them decoded in memory and
- * asks MongoDB only for the namespace's generation, one tiny document that
- * every write bumps. A write on any worker therefore invalidates every
- * worker's copy on its next recall. Expiry is checked per entry at query
- * time, so a cached memory past its `expiresAt` is never returned.
+ * Per-worker cache of each namespace's recall set. On FerretDB every query
+ * but an `_id` lookup is a scan of the collection, so reading a namespace's
+ * memories costs far more than the 20 ms a turn can spare; the cache keeps
+ * them decoded in memory and asks MongoDB only for the namespace's
+ * generation, one tiny document that every write bumps. A write on any
+ * worker therefore invalidates every worker's copy on its next recall.
+ * Expiry is checked per entry at query time, so a cached memory past its
+ * `expiresAt` is never returned.
+ *
+ * A worker without a copy (it just started) reads the namespace's stored
+ * copy (`recall-copy.ts`, one `_id` lookup) alongside the generation, and
+ * uses it when its generation is current; only otherwise does it read the
+ * namespace in full, and then it stores the copy. Its own writes patch the
+ * copy in memory and store it again before the write returns.
  */
 export class RecallCache implements NamespaceChangeListener {
   private readonly slots = new Map<string, CacheSlot>();
+  private readonly refreshing = new Map<string, Promise<void>>();
   private readonly maxNamespaces: number;
   private readonly maxAgeMs: number;
   private readonly clock: () => number;
+  private readonly storeCopies: boolean;
+  private readonly log: MemoryLog | undefined;
   private readonly unsubscribe: () => void;
 
   constructor(options: RecallCacheOptions = {}) {
     this.maxNamespaces = options.maxNamespaces ?? 256;
     this.maxAgeMs = options.maxAgeMs ?? 60_000;
     this.clock = options.clock ?? Date.now;
+    this.storeCopies = options.storeCopies ?? true;
+    this.log = options.log;
     this.unsubscribe = subscribeToNamespaceChanges(this);
   }
 
   /**
    * A write made by this process: applied in place when it is the very next
-   * generation of the cached copy. Anything else (a write by another worker
-   * in between, events out of order) leaves the copy behind its generation,
-   * so the next recall reloads it.
+   * generation of the cached copy, and the copy stored again. Anything else
+   * (a write by another worker in between, events out of order) leaves the
+   * copy behind its generation, so the next recall reloads it.
    */
-  onNamespaceChange(change: NamespaceChange): void {
-    const slot = this.slots.get(change.nsKey);
+  async onNamespaceChange(change: NamespaceChange): Promise<void> {
+    const slot = this.slots.get(change.cacheKey);
     if (!slot || slot.generation !== change.generation - 1) return;
     const byId = new Map(slot.entries.map((e) => [e.id, e]));
     for (const doc of change.changed) {
@@ -94,6 +114,7 @@ export class RecallCache implements NamespaceChangeListener {
     }
     slot.entries = [...byId.values()];
     slot.generation = change.generation;
+    await this.store(slot);
   }
 
   /** Stops listening to this process's writes. */
@@ -107,54 +128,119 @@ export class RecallCache implements NamespaceChangeListener {
    * the namespace's generation read, already in flight: while it travels,
    * `compute` runs on the cached copy, and that result is kept when the
    * generation confirms the copy is current. A stale or missing copy is
-   * (re)loaded and computed again.
+   * replaced by the stored copy when that one is current, else by a full
+   * read, and computed again.
    */
   async compute<T>(scope: ScopedMemories, now: Date, generation: Promise<number>, compute: (entries: RecallEntry[]) => T): Promise<NamespaceResult<T>> {
-    const slot = this.usable(scope.nsKey);
+    const key = scope.cacheKey;
+    const slot = this.slots.get(key);
+    // A worker with no copy at all asks for the stored one at once, alongside the generation.
+    const stored = slot ? undefined : this.readStored(scope);
     const speculative = slot ? { generation: slot.generation, malformed: slot.malformed, value: compute(slot.entries) } : undefined;
     const current = await generation;
     if (current === 0) return { value: compute([]), malformed: [], generation: current, fromCache: true };
     if (speculative && speculative.generation === current) {
-      this.touch(scope.nsKey);
+      this.use(key, now);
       return { value: speculative.value, malformed: speculative.malformed, generation: current, fromCache: true };
     }
     // This process's own write may have patched the copy up to the generation just read.
-    const patched = this.usable(scope.nsKey);
+    const patched = this.slots.get(key);
     if (patched && patched.generation === current) {
-      this.touch(scope.nsKey);
+      this.use(key, now);
       return { value: compute(patched.entries), malformed: patched.malformed, generation: current, fromCache: true };
     }
+    const copy = await (stored ?? this.readStored(scope));
+    if (copy && copy.generation === current) {
+      this.install({ ...copy, scope });
+      this.use(key, now);
+      return { value: compute(copy.entries), malformed: copy.malformed, generation: current, fromCache: false };
+    }
+    const loaded = await this.readInFull(scope, now, current);
+    return { value: compute(loaded.entries), malformed: loaded.malformed, generation: current, fromCache: false };
+  }
+
+  /** Reads the namespace's active, unexpired memories, keeps them under `generation` (read before) and stores the copy. */
+  private async readInFull(scope: ScopedMemories, now: Date, generation: number): Promise<CacheSlot> {
     const loadedAt = this.clock();
     const { memories, malformed } = await scope.loadActive(now);
-    const entries = memories.map(entryOf);
-    // Stored under the generation read before loading: a write that lands in
+    // Kept under the generation read before loading: a write that lands in
     // between bumps past it, so the next recall reloads rather than trusting a mix.
-    this.slots.delete(scope.nsKey);
-    this.slots.set(scope.nsKey, { generation: current, loadedAt, entries, malformed });
+    const slot: CacheSlot = { scope, generation, loadedAt, entries: memories.map(entryOf), malformed };
+    if (this.install(slot)) await this.store(slot);
+    return slot;
+  }
+
+  /** The stored copy, or undefined when there is none or it cannot be used (then recall reads in full and replaces it). */
+  private async readStored(scope: ScopedMemories): Promise<RecallCopy | undefined> {
+    if (!this.storeCopies) return undefined;
+    try {
+      const raw = await scope.readRecallCopy();
+      return raw ? decodeRecallCopy(raw) : undefined;
+    } catch (err) {
+      if (err instanceof RecallCopyError) this.log?.warn('stored recall copy ignored; reading the namespace in full', { error: err.message });
+      // Otherwise MongoDB failed; the generation read and the full read report that.
+      return undefined;
+    }
+  }
+
+  /** Stores a copy for other and restarted workers; a failure costs them a full read, never this recall. */
+  private async store(slot: CacheSlot): Promise<void> {
+    if (!this.storeCopies) return;
+    const doc = encodeRecallCopy(slot, new Date(this.clock()));
+    if (!doc) return;
+    try {
+      await slot.scope.writeRecallCopy(doc);
+    } catch (err) {
+      this.log?.warn('could not store the recall copy', { error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  /**
+   * Keeps a copy unless this worker already holds a newer generation of the
+   * namespace; evicts the least recently used beyond the limit.
+   */
+  private install(slot: CacheSlot): boolean {
+    const key = slot.scope.cacheKey;
+    const existing = this.slots.get(key);
+    if (existing && existing.generation > slot.generation) return false;
+    this.slots.delete(key);
+    this.slots.set(key, slot);
     while (this.slots.size > this.maxNamespaces) {
       const oldest = this.slots.keys().next().value;
       if (oldest === undefined) break;
       this.slots.delete(oldest);
     }
-    return { value: compute(entries), malformed, generation: current, fromCache: false };
+    return true;
   }
 
-  private usable(nsKey: string): CacheSlot | undefined {
-    const slot = this.slots.get(nsKey);
-    return slot && this.clock() - slot.loadedAt < this.maxAgeMs ? slot : undefined;
-  }
-
-  /** Re-inserts a slot to mark it most recently used. */
-  private touch(nsKey: string): void {
-    const slot = this.slots.get(nsKey);
+  /**
+   * Marks a slot most recently used. One whose full read is older than the
+   * maximum age is read again in the background, one read per namespace at
+   * a time; recalls use the current copy meanwhile.
+   */
+  private use(key: string, now: Date): void {
+    const slot = this.slots.get(key);
     if (!slot) return;
-    this.slots.delete(nsKey);
-    this.slots.set(nsKey, slot);
+    this.slots.delete(key);
+    this.slots.set(key, slot);
+    if (this.clock() - slot.loadedAt < this.maxAgeMs || this.refreshing.has(key)) return;
+    const refresh = (async () => {
+      const generation = await slot.scope.generation();
+      if (generation > 0) await this.readInFull(slot.scope, now, generation);
+    })()
+      .catch((err: unknown) => this.log?.warn('background recall reload failed', { error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => this.refreshing.delete(key));
+    this.refreshing.set(key, refresh);
+  }
+
+  /** Waits for background reloads started so far (tests, benchmarks, shutdown). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.refreshing.values()]);
   }
 
   /** Drops one namespace (or all) from this worker's cache. */
-  invalidate(nsKey?: string): void {
-    if (nsKey === undefined) this.slots.clear();
-    else this.slots.delete(nsKey);
+  invalidate(cacheKey?: string): void {
+    if (cacheKey === undefined) this.slots.clear();
+    else this.slots.delete(cacheKey);
   }
 }

@@ -1,0 +1,113 @@
+import { Binary, BSON } from 'mongodb';
+import { OfflineEmbedder } from '../../activities/memory/embedder';
+import { MemoryDocError } from '../../activities/memory/memory-types';
+import { queryScorer, unitVector } from '../../activities/memory/recall';
+import type { RecallEntry } from '../../activities/memory/recall-cache';
+import { decodeRecallCopy, encodeRecallCopy, RecallCopyError, type RecallCopy, type StoredRecallCopy } from '../../activities/memory/recall-copy';
+import { seededRandom } from '../support/memory-fixtures';
+
+const embedder = new OfflineEmbedder();
+const at = new Date('2025-05-01T10:00:00Z');
+
+function entry(n: number, unit: Float32Array, overrides: Partial<RecallEntry> = {}): RecallEntry {
+  return {
+    id: `mem_${n.toString(16).padStart(24, '0')}`,
+    kind: (['fact', 'preference', 'intent'] as const)[n % 3] as RecallEntry['kind'],
+    text: `The user's thing number ${n} is value ${n}.`,
+    unit,
+    embedderId: embedder.id,
+    weight: n % 3 === 1 ? 1 + (n % 7) : 1,
+    origin: n % 5 === 0 ? 'tool_confirmed' : 'user',
+    createdAt: new Date(at.getTime() - n * 60_000),
+    updatedAt: new Date(at.getTime() - n * 1_000),
+    expiresAt: new Date(at.getTime() + n * 86_400_000),
+    ...overrides,
+  };
+}
+
+/** Sparse offline vectors, dense vectors of another embedder, a zero vector and an empty one. */
+function mixedCopy(): RecallCopy {
+  const random = seededRandom(7);
+  const entries: RecallEntry[] = [];
+  for (let n = 0; n < 40; n++) entries.push(entry(n, unitVector(embedder.embedOne(`The user's thing number ${n} is value ${n}.`))));
+  for (let n = 40; n < 50; n++) entries.push(entry(n, unitVector(Array.from({ length: 64 }, () => random() * 2 - 1)), { embedderId: 'openai:text-embedding-3-small:d64' }));
+  entries.push(entry(50, new Float32Array(256)), entry(51, new Float32Array(0), { embedderId: 'openai:empty' }));
+  const malformed = [new MemoryDocError('mem_ffff00000000000000000000', ['embedding'], 'embedding: must be BSON Binary (little-endian float32)')];
+  return { generation: 12, loadedAt: at.getTime(), entries, malformed };
+}
+
+/** Through BSON as MongoDB would hand it back: the binary fields then sit at arbitrary offsets of the message. */
+function roundTrip(doc: StoredRecallCopy): unknown {
+  return BSON.deserialize(BSON.serialize({ _id: 'ns', ...doc }));
+}
+
+function stored(copy = mixedCopy()): StoredRecallCopy {
+  const doc = encodeRecallCopy(copy, at);
+  if (!doc) throw new Error('the copy should fit');
+  return doc;
+}
+
+describe('recall copy', () => {
+  it('a recall set stored and read back is the same set, vector bits included, so scores do not change', () => {
+    const copy = mixedCopy();
+    const back = decodeRecallCopy(roundTrip(stored(copy)));
+    expect(back.generation).toBe(12);
+    expect(back.loadedAt).toBe(at.getTime());
+    expect(back.entries.map(({ unit, ...rest }) => ({ ...rest, unit: [...unit] }))).toEqual(copy.entries.map(({ unit, ...rest }) => ({ ...rest, unit: [...unit] })));
+    expect(back.malformed.map((e) => [e.memoryId, e.fields, e.message])).toEqual(copy.malformed.map((e) => [e.memoryId, e.fields, e.message]));
+    const score = queryScorer(embedder.embedOne('What is thing number 7?'));
+    expect(back.entries.map((e) => score(e.unit))).toEqual(copy.entries.map((e) => score(e.unit)));
+  });
+
+  it('stores sparse vectors as their non-zero components, far smaller than dense float32', () => {
+    const copy = mixedCopy();
+    const offline = copy.entries.slice(0, 40);
+    const doc = stored({ ...copy, entries: offline, malformed: [] });
+    expect(doc.vectors.position).toBeLessThan((offline.length * 256 * 4) / 3);
+  });
+
+  it('a set too large for one document is not stored', () => {
+    const big = Array.from({ length: 480 }, (_, n) => entry(n, new Float32Array(8192).fill(0.011)));
+    expect(encodeRecallCopy({ generation: 1, loadedAt: at.getTime(), entries: big, malformed: [] }, at)).toBeNull();
+  });
+
+  it('a damaged copy is refused with a reason, never used in part', () => {
+    const good = stored();
+    const json = (doc: StoredRecallCopy) => JSON.parse(Buffer.from(doc.entries.buffer.subarray(0, doc.entries.position)).toString('utf8'));
+    const withBody = (edit: (body: { embedders: string[]; entries: unknown[][] }) => void): StoredRecallCopy => {
+      const body = json(good);
+      edit(body);
+      return { ...good, entries: new Binary(Buffer.from(JSON.stringify(body))) };
+    };
+    const damaged: Array<[string, unknown]> = [
+      ['another format', { ...good, format: 2 }],
+      ['no generation', { ...good, generation: undefined }],
+      ['entries not JSON', { ...good, entries: new Binary(Buffer.from('{"embedders":')) }],
+      ['count disagrees', { ...good, count: good.count + 1 }],
+      ['vectors cut short', { ...good, vectors: new Binary(good.vectors.buffer.subarray(0, good.vectors.position - 2)) }],
+      ['a bad id', withBody((b) => void ((b.entries[0] as unknown[])[0] = 'mem_xyz'))],
+      ['a bad kind', withBody((b) => void ((b.entries[0] as unknown[])[1] = 'rumour'))],
+      ['an unknown embedder', withBody((b) => void ((b.entries[0] as unknown[])[8] = 9))],
+      ['more components than dimensions', withBody((b) => void ((b.entries[0] as unknown[])[10] = 300))],
+    ];
+    for (const [what, doc] of damaged) {
+      let error: unknown;
+      try {
+        decodeRecallCopy(roundTrip(doc as StoredRecallCopy));
+      } catch (err) {
+        error = err;
+      }
+      expect([what, error instanceof RecallCopyError]).toEqual([what, true]);
+    }
+
+    // A value that is not a number, or an index past the vector's dimensions, in the binary part.
+    const single = stored({ generation: 1, loadedAt: at.getTime(), entries: [entry(1, unitVector(embedder.embedOne('dog Biscuit')))], malformed: [] });
+    const stored1 = json(single).entries[0][10] as number;
+    const nan = Buffer.from(single.vectors.buffer.subarray(0, single.vectors.position));
+    nan.writeFloatLE(Number.NaN, 0);
+    expect(() => decodeRecallCopy(roundTrip({ ...single, vectors: new Binary(nan) }))).toThrow(/not a number/);
+    const pastEnd = Buffer.from(single.vectors.buffer.subarray(0, single.vectors.position));
+    pastEnd.writeUInt16LE(256, stored1 * 4);
+    expect(() => decodeRecallCopy(roundTrip({ ...single, vectors: new Binary(pastEnd) }))).toThrow(/past its 256 dimensions/);
+  });
+});
