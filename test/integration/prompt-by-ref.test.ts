@@ -4,6 +4,8 @@ import type { CallModelInput } from '../../activities/activity-types';
 import { PROMPT_PARTS_COLLECTION } from '../../activities/prompt-part-store';
 import { workflowIdFor } from '../../workflows/messages';
 import { PROMPT_PART_MISSING } from '../../workflows/prompt-parts';
+import { spawnSync } from 'node:child_process';
+import type { ModelPrompt } from '../../client/model-prompts';
 import { scriptCall } from '../support/scripted-steps';
 import { sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 
@@ -113,6 +115,28 @@ describe('model calls carry their prompt by reference', () => {
     const requests = env.model.requestsFor(sessionId);
     expect(requests).toHaveLength(4);
     expect((requests[2]!.body as { messages: unknown[] }).messages).toEqual(rebuilt(calls, 3).messages);
+  });
+
+  it('npm run prompt prints each prompt whole, rebuilt from the history alone, after the stored parts are gone', async () => {
+    const sessionId = uniqueId('byref-show');
+    await toolTurn(sessionId, 'what is 6 times 7?');
+    await env.db.collection(PROMPT_PARTS_COLLECTION).deleteMany({ workflowId: workflowIdFor(sessionId) });
+    const run = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'scripts/show-prompt.ts', sessionId, '--json'], {
+      cwd: process.cwd(),
+      env: { ...process.env, TEMPORAL_TASK_QUEUE: env.taskQueue },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const prompts = JSON.parse(run.stdout) as ModelPrompt[];
+    const requests = env.model.requestsFor(sessionId).map((r) => r.body as { messages: unknown[]; tools?: Array<{ function: unknown }> });
+    expect(prompts.map((p) => [p.turnId, p.step, p.byReference])).toEqual([
+      ['turn-1', 1, true],
+      ['turn-1', 2, true],
+    ]);
+    expect(prompts.map((p) => p.messages)).toEqual(requests.map((r) => r.messages));
+    expect(prompts.map((p) => p.tools)).toEqual(requests.map((r) => r.tools?.map((t) => t.function)));
   });
 
   it('archiving a session deletes its stored parts', async () => {
