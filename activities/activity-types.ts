@@ -54,6 +54,8 @@ export interface GetToolCatalogInput {
   namespace: UserNamespace;
   /** The session's allow-list; tools off it never reach the model. */
   allow?: string[];
+  /** The digest of the catalog the run already holds for this allow-list: an equal one is answered `unchanged`. */
+  knownDigest?: string;
 }
 
 export interface ExecuteToolInput {

@@ -6,7 +6,7 @@ import type { ExecuteToolInput, ExecuteToolResult, GetToolCatalogInput } from '.
 import { briefSchema } from '../workflows/tool-call-plan';
 import { checkArgumentPatterns } from './tools/argument-patterns';
 import { toolFailure } from './tools/tool-errors';
-import type { RunnableTool } from './tools/tool-registry';
+import { hashOf, type RunnableTool } from './tools/tool-registry';
 import { truncateForModel, type ToolResultStore } from './tools/tool-result-store';
 
 /** Supplies the current catalog; MCP tools come and go, so it is asked each time. */
@@ -26,13 +26,34 @@ function stringify(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
+const digests = new WeakMap<ToolCatalog, Map<string, ToolCatalog>>();
+
+/** The catalog filtered by an allow-list, with its digest; computed once per catalog and allow-list. */
+function offeredCatalog(catalog: ToolCatalog, allow: string[] | undefined): ToolCatalog {
+  const key = allow === undefined ? '*' : JSON.stringify(allow);
+  let byAllow = digests.get(catalog);
+  if (!byAllow) {
+    byAllow = new Map();
+    digests.set(catalog, byAllow);
+  }
+  let offered = byAllow.get(key);
+  if (!offered) {
+    const allowed = allow === undefined ? null : new Set(allow);
+    const tools = allowed === null ? catalog.tools : catalog.tools.filter((t) => allowed.has(t.name));
+    offered = { version: catalog.version, tools, digest: hashOf(tools) };
+    byAllow.set(key, offered);
+  }
+  return offered;
+}
+
 export function createToolActivities(deps: ToolActivityDeps) {
   return {
     async getToolCatalog(input: GetToolCatalogInput): Promise<ToolCatalog> {
-      const { catalog } = deps.tools.current();
-      if (!input.allow) return catalog;
-      const allow = new Set(input.allow);
-      return { version: catalog.version, tools: catalog.tools.filter((t) => allow.has(t.name)) };
+      const offered = offeredCatalog(deps.tools.current().catalog, input.allow);
+      if (input.knownDigest !== undefined && input.knownDigest === offered.digest) {
+        return { version: offered.version, digest: offered.digest, tools: [], unchanged: true };
+      }
+      return offered;
     },
 
     async executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult> {

@@ -25,7 +25,7 @@ import { previewValue } from './json-bounds';
 import { MAX_TURN_TEXT_CHARS } from './model-output-limits';
 import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
 import { nowMs } from './workflow-clock';
-import type { ToolSpec } from './tool-spec';
+import type { ToolCatalog, ToolSpec } from './tool-spec';
 import type { ToolProgressGate } from './text-deltas';
 import { uniqueCallIds } from './tool-call-ids';
 import { MODEL_PROMPT_BY_REF, PROMPT_PART_MISSING, type PromptLedger } from './prompt-parts';
@@ -114,6 +114,8 @@ export interface TurnContext {
   toolHashes: ToolPins;
   /** The run's prompt parts: model calls send what the worker's store does not hold yet, and ids for the rest. */
   prompts: PromptLedger;
+  /** The catalog the run last read for an allow-list (its JSON as the key). */
+  catalogs: { held(allow: string): ToolCatalog | undefined; hold(allow: string, catalog: ToolCatalog): void };
   /** Registers a pending confirmation and resolves with its decision. */
   awaitDecision(pending: PendingConfirmation): Promise<Decision>;
   /** The day's remaining budget, when one applies to the session's tenant or user. */
@@ -240,13 +242,33 @@ async function callModelFor(ctx: TurnContext, step: number, tools: CallModelInpu
 }
 
 /**
+ * The tools this turn may offer. The run keeps the catalog it last read; the
+ * worker answers `unchanged` when its digest is the same, so a turn costs
+ * history a few bytes rather than every tool schema again.
+ */
+async function readCatalog(ctx: TurnContext): Promise<ToolCatalog> {
+  const { sessionId, options } = ctx;
+  const allow = JSON.stringify(options.toolPolicy.allow ?? null);
+  const held = ctx.catalogs.held(allow);
+  const reply = await getToolCatalog({
+    sessionId,
+    namespace: options.namespace,
+    allow: options.toolPolicy.allow,
+    ...(held?.digest ? { knownDigest: held.digest } : {}),
+  });
+  const catalog = reply.unchanged && held ? held : reply;
+  ctx.catalogs.hold(allow, catalog);
+  return catalog;
+}
+
+/**
  * One turn of the ReAct loop: at most `maxSteps` model calls, tool calls
  * checked, confirmed when risky and run in parallel, results fed back in the
  * order of the calls. Runs inside the turn's cancellation scope.
  */
 export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
-  const { options, turnId, sessionId } = ctx;
-  const catalog = await getToolCatalog({ sessionId, namespace: options.namespace, allow: options.toolPolicy.allow });
+  const { options, turnId } = ctx;
+  const catalog = await readCatalog(ctx);
   const tools = new Map(catalog.tools.map((t) => [t.name, t]));
   ctx.toolHashes.observe(catalog.tools);
   // A changed tool is offered as it was pinned (or not at all) until a person approves the change: the new

@@ -1,4 +1,5 @@
 import { ApplicationFailure, type CancellationScope, condition, patched, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { ToolCatalog } from './tool-spec';
 import { PromptLedger } from './prompt-parts';
 import { EventEmitter } from './event-emitter';
 import { FailureType } from './failure-types';
@@ -60,6 +61,8 @@ export class SessionRun {
   readonly toolHashes: ToolPins;
   /** Prompt parts sent to the model by reference in this run (workflows/prompt-parts.ts). */
   readonly prompts = new PromptLedger();
+  /** The tool catalog this run last read, by allow-list: a turn that finds it unchanged is told so, not sent it again. */
+  heldCatalog: { allow: string; catalog: ToolCatalog } | undefined;
   pendingExtraction: Turn[];
   /** The last turn an extraction pass read (context for the next pass's confirmations). */
   lastExtractedTurn: Turn | undefined;

@@ -131,6 +131,12 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
             : undefined,
         toolHashes: run.toolHashes,
         prompts: run.prompts,
+        catalogs: {
+          held: (allow) => (run.heldCatalog?.allow === allow ? run.heldCatalog.catalog : undefined),
+          hold: (allow, catalog) => {
+            run.heldCatalog = { allow, catalog };
+          },
+        },
         onStep: (step) => {
           turn.step = step;
         },

@@ -46,5 +46,12 @@ export const ToolCatalog = z.object({
   /** Hash over every tool's name and hash. */
   version: z.string(),
   tools: z.array(ToolSpec),
+  /** Hash of `tools` exactly as returned (every field); absent from catalogs recorded before it. */
+  digest: z.string().optional(),
+  /**
+   * The catalog is the one the caller said it holds (`GetToolCatalogInput.knownDigest`): `tools` is then
+   * empty, and history does not record every schema again each turn.
+   */
+  unchanged: z.boolean().optional(),
 });
 export type ToolCatalog = z.infer<typeof ToolCatalog>;

@@ -44,6 +44,21 @@ async function modelCalls(sessionId: string): Promise<{ calls: ScheduledCall[]; 
   return { calls, failures };
 }
 
+/** The results of the session's `getToolCatalog` local activities, in order. */
+async function catalogReads(sessionId: string): Promise<Array<{ unchanged?: boolean; tools: unknown[]; digest?: string }>> {
+  const history = await env.client.workflow.getHandle(workflowIdFor(sessionId)).fetchHistory();
+  const converter = env.client.options.loadedDataConverter;
+  const reads = [];
+  for (const event of history.events ?? []) {
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_local_activity') continue;
+    const data = await decodeFromPayloadsAtIndex<{ activity_type: string }>(converter, 0, marker.details?.data?.payloads as Payload[]);
+    if (data.activity_type !== 'getToolCatalog') continue;
+    reads.push(await decodeFromPayloadsAtIndex<{ unchanged?: boolean; tools: unknown[]; digest?: string }>(converter, 0, marker.details?.result?.payloads as Payload[]));
+  }
+  return reads;
+}
+
 /** The prompt a by-reference input stands for, its parts looked up among every input of the run so far. */
 function rebuilt(calls: ScheduledCall[], upTo: number): { messages: unknown[]; tools: unknown[] } {
   const parts: Record<string, unknown> = {};
@@ -91,6 +106,13 @@ describe('model calls carry their prompt by reference', () => {
     // Turn 2 sends inline only turn 1's final answer (step 2's reply, new to the prompt) and the user's new message:
     // the system message is rebuilt each turn, but with equal text it is the same part; every tool schema is an id.
     expect(inlineRoles(2).sort()).toEqual(['assistant', 'user']);
+    // Turn 2 read the catalog it already held: the worker said so instead of sending every schema again.
+    const reads = await catalogReads(sessionId);
+    expect(reads.map((r) => [r.unchanged ?? false, r.tools.length > 0])).toEqual([
+      [false, true],
+      [true, false],
+    ]);
+    expect(reads[1]!.digest).toBe(reads[0]!.digest);
     // The first call holds the whole prompt; the others a small share of it.
     const firstBytes = calls[0]!.bytes;
     for (const call of calls.slice(1)) expect(call.bytes).toBeLessThan(firstBytes / 2);
