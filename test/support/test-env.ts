@@ -18,13 +18,15 @@ import { dataConverterFor } from '../../codec/data-converter';
 import type { AgentEvent } from '../../workflows/events';
 import type { SessionOptionsInput } from '../../workflows/session-types';
 
-let metricsUrl: string | undefined;
+let metricsUrl: Promise<string> | undefined;
 /** The runtime of this test process, with a Prometheus endpoint on a free port (metrics are labelled by task queue). */
-async function quietRuntime(): Promise<string> {
-  if (metricsUrl) return metricsUrl;
-  const bind = `127.0.0.1:${await freePort()}`;
-  metricsUrl = `http://${bind}/metrics`;
-  Runtime.install({ logger: new DefaultLogger(process.env.TEST_LOG_LEVEL === 'WARN' ? 'WARN' : 'ERROR'), telemetryOptions: prometheusTelemetry(bind) });
+/** Installs the runtime once per process; environments started at the same time (the replay recorder's) share it. */
+function quietRuntime(): Promise<string> {
+  metricsUrl ??= (async () => {
+    const bind = `127.0.0.1:${await freePort()}`;
+    Runtime.install({ logger: new DefaultLogger(process.env.TEST_LOG_LEVEL === 'WARN' ? 'WARN' : 'ERROR'), telemetryOptions: prometheusTelemetry(bind) });
+    return `http://${bind}/metrics`;
+  })();
   return metricsUrl;
 }
 
