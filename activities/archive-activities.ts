@@ -9,11 +9,11 @@ export function createArchiveActivities(repo: SessionArchiveRepository, promptPa
     },
     async saveArchive(input: SaveArchiveInput): Promise<{ version: number }> {
       const saved = await repo.save(input);
-      // The session's runs are over: the prompt parts they sent by reference are read by no one now. Best effort, as
-      // a retry after the save would meet its own write as a version conflict; a part left behind is only bytes.
+      // The session's runs are over: the prompt parts they sent by reference are read by no one now. Deleted behind
+      // the save, best effort: the archive must not wait on it (a part left behind is only bytes).
       const workflowId = Context.current().info.workflowExecution?.workflowId;
       if (promptParts && workflowId) {
-        await promptParts.deleteSession(workflowId).catch((err: unknown) => log.warn('could not delete the archived session\'s prompt parts', { workflowId, error: String(err) }));
+        void promptParts.deleteSession(workflowId).catch((err: unknown) => log.warn('could not delete the archived session\'s prompt parts', { workflowId, error: String(err) }));
       }
       return saved;
     },

@@ -132,7 +132,9 @@ export class SessionArchiveRepository {
       if (res.matchedCount === 0 && res.upsertedCount === 0) throw new Error('no document written');
     } catch (err) {
       if (!isDuplicateKey(err) && !(err instanceof Error && err.message === 'no document written')) throw err;
-      const current = await this.collection.findOne({ _id: archive.sessionId }, { projection: { version: 1 } });
+      const current = await this.collection.findOne({ _id: archive.sessionId }, { projection: { version: 1, archivedAt: 1 } });
+      // A retry of a save that landed (a worker killed after the write, a timeout after it) finds its own archive.
+      if (current?.version === doc.version && current.archivedAt === doc.archivedAt) return { version: doc.version };
       throw ApplicationFailure.create({
         message: `Archive of session ${archive.sessionId} was written by another run (stored version ${String(current?.version)}, this run restored version ${baseVersion}).`,
         type: FailureType.SessionVersionConflict,

@@ -121,6 +121,20 @@ describe('context that does not forget', () => {
     env.model.assertDone(sessionId);
   });
 
+  it('a save retried after it landed returns its version; a different run\'s save is still a conflict', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'hi' } }], { lane: sessionId });
+    await say(sessionId, sessionOptions(sessionId), 'hello');
+    await env.agent.end(sessionId);
+    await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+    const repo = new SessionArchiveRepository(env.db);
+    const archive = (await repo.load(sessionId))!;
+    // The same write again, as an activity retried after its save landed would make it.
+    await expect(repo.save({ archive, baseVersion: 0 })).resolves.toEqual({ version: archive.version });
+    const other = { ...archive, archivedAt: new Date(Date.parse(archive.archivedAt) + 1_000).toISOString() };
+    await expect(repo.save({ archive: other, baseVersion: 0 })).rejects.toMatchObject({ type: 'SessionVersionConflict' });
+  });
+
   it('ends and archives even while a client is reading its events', async () => {
     const sessionId = uniqueId('s');
     env.model.script([{ respond: { kind: 'text', text: 'hi' } }], { lane: sessionId });
