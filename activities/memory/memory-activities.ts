@@ -86,12 +86,11 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       const scope = scopeFor(repo, input.namespace);
       const now = clock();
       const signal = asyncLocalStorage.getStore()?.cancellationSignal;
-      // The generation read goes out first; embedding and scoring the cached copy overlap with it.
+      // The generation read goes out first (and on a cold worker the stored copy's); embedding and scoring the cached copy overlap with it.
       const generation = scope.generation();
       generation.catch(() => undefined);
-      const [vector] = await deps.embedder.embed([input.query], { signal });
-      const score = queryScorer(vector ?? []);
-      const outcome = await cache.compute(scope, now, generation, (entries) => {
+      const scorer = deps.embedder.embed([input.query], { signal }).then(([vector]) => queryScorer(vector ?? []));
+      const outcome = await cache.compute(scope, now, generation, scorer, (entries, score) => {
         // Only memories at or above the weak threshold become objects to rank; the rest are just counted.
         const scored: ScoredMemory[] = [];
         let belowWeak = 0;

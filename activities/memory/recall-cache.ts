@@ -124,21 +124,29 @@ export class RecallCache implements NamespaceChangeListener {
   }
 
   /**
-   * Runs `compute` over the namespace's current recall set. `generation` is
-   * the namespace's generation read, already in flight: while it travels,
+   * Runs `compute` over the namespace's current recall set, with what
+   * `prepared` resolves to (the query's scorer). `generation` is the
+   * namespace's generation read, already in flight: while it travels,
    * `compute` runs on the cached copy, and that result is kept when the
    * generation confirms the copy is current. A stale or missing copy is
    * replaced by the stored copy when that one is current, else by a full
    * read, and computed again.
    */
-  async compute<T>(scope: ScopedMemories, now: Date, generation: Promise<number>, compute: (entries: RecallEntry[]) => T): Promise<NamespaceResult<T>> {
+  async compute<P, T>(
+    scope: ScopedMemories,
+    now: Date,
+    generation: Promise<number>,
+    prepared: Promise<P>,
+    compute: (entries: RecallEntry[], prepared: P) => T,
+  ): Promise<NamespaceResult<T>> {
     const key = scope.cacheKey;
+    // A worker with no copy at all asks for the stored one at once, alongside the generation and the embedding.
+    const stored = this.slots.has(key) ? undefined : this.readStored(scope);
+    const input = await prepared;
     const slot = this.slots.get(key);
-    // A worker with no copy at all asks for the stored one at once, alongside the generation.
-    const stored = slot ? undefined : this.readStored(scope);
-    const speculative = slot ? { generation: slot.generation, malformed: slot.malformed, value: compute(slot.entries) } : undefined;
+    const speculative = slot ? { generation: slot.generation, malformed: slot.malformed, value: compute(slot.entries, input) } : undefined;
     const current = await generation;
-    if (current === 0) return { value: compute([]), malformed: [], generation: current, fromCache: true };
+    if (current === 0) return { value: compute([], input), malformed: [], generation: current, fromCache: true };
     if (speculative && speculative.generation === current) {
       this.use(key, now);
       return { value: speculative.value, malformed: speculative.malformed, generation: current, fromCache: true };
@@ -147,16 +155,16 @@ export class RecallCache implements NamespaceChangeListener {
     const patched = this.slots.get(key);
     if (patched && patched.generation === current) {
       this.use(key, now);
-      return { value: compute(patched.entries), malformed: patched.malformed, generation: current, fromCache: true };
+      return { value: compute(patched.entries, input), malformed: patched.malformed, generation: current, fromCache: true };
     }
     const copy = await (stored ?? this.readStored(scope));
     if (copy && copy.generation === current) {
       this.install({ ...copy, scope });
       this.use(key, now);
-      return { value: compute(copy.entries), malformed: copy.malformed, generation: current, fromCache: false };
+      return { value: compute(copy.entries, input), malformed: copy.malformed, generation: current, fromCache: false };
     }
     const loaded = await this.readInFull(scope, now, current);
-    return { value: compute(loaded.entries), malformed: loaded.malformed, generation: current, fromCache: false };
+    return { value: compute(loaded.entries, input), malformed: loaded.malformed, generation: current, fromCache: false };
   }
 
   /** Reads the namespace's active, unexpired memories, keeps them under `generation` (read before) and stores the copy. */

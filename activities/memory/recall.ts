@@ -99,11 +99,19 @@ export function rankScore(similarity: number, weight: number): number {
   return similarity + boost;
 }
 
+/**
+ * Memory ids are `mem_` and 24 lowercase hex digits, for which code-point
+ * order is the order `localeCompare` gives; but the first `localeCompare` of
+ * a process loads ICU's collation data (about 20 ms), which a freshly started
+ * worker's first recall paid.
+ */
+const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Splits scored memories into strong and weak tiers, ranks each and applies the caps. */
 export function recallTiers(scored: ScoredMemory[], policy: RecallPolicy, now: Date): RecallTiers {
   const ranked = scored
     .map((m) => ({ m, score: rankScore(m.similarity, m.weight) }))
-    .sort((a, b) => b.score - a.score || b.m.updatedAt.getTime() - a.m.updatedAt.getTime() || a.m.id.localeCompare(b.m.id));
+    .sort((a, b) => b.score - a.score || b.m.updatedAt.getTime() - a.m.updatedAt.getTime() || compareIds(a.m.id, b.m.id));
   const strongPool = ranked.filter((r) => r.m.similarity >= policy.strong);
   const weakPool = ranked.filter((r) => r.m.similarity >= policy.weak && r.m.similarity < policy.strong);
   const belowWeak = ranked.length - strongPool.length - weakPool.length;

@@ -1,3 +1,5 @@
+import { randomFillSync } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { Binary, BSON } from 'mongodb';
 import { OfflineEmbedder } from '../../activities/memory/embedder';
 import { MemoryDocError } from '../../activities/memory/memory-types';
@@ -41,6 +43,12 @@ function roundTrip(doc: StoredRecallCopy): unknown {
   return BSON.deserialize(BSON.serialize({ _id: 'ns', ...doc }));
 }
 
+const inflated = (b: Binary): Buffer => inflateRawSync(b.buffer.subarray(0, b.position));
+const deflated = (bytes: Uint8Array): Binary => new Binary(deflateRawSync(bytes));
+/** The stored vector bytes as written, and the same document with other vector bytes. */
+const vectorsOf = (doc: StoredRecallCopy): Buffer => (doc.vectorsDeflated ? inflated(doc.vectors) : Buffer.from(doc.vectors.buffer.subarray(0, doc.vectors.position)));
+const withVectors = (doc: StoredRecallCopy, bytes: Uint8Array): StoredRecallCopy => ({ ...doc, vectors: doc.vectorsDeflated ? deflated(bytes) : new Binary(bytes) });
+
 function stored(copy = mixedCopy()): StoredRecallCopy {
   const doc = encodeRecallCopy(copy, at);
   if (!doc) throw new Error('the copy should fit');
@@ -63,28 +71,42 @@ describe('recall copy', () => {
     const copy = mixedCopy();
     const offline = copy.entries.slice(0, 40);
     const doc = stored({ ...copy, entries: offline, malformed: [] });
-    expect(doc.vectors.position).toBeLessThan((offline.length * 256 * 4) / 3);
+    expect(doc.vectorsDeflated).toBe(true);
+    expect(vectorsOf(doc).byteLength).toBeLessThan((offline.length * 256 * 4) / 3);
+    expect(doc.vectors.position).toBeLessThan(vectorsOf(doc).byteLength / 2);
   });
 
-  it('a set too large for one document is not stored', () => {
-    const big = Array.from({ length: 480 }, (_, n) => entry(n, new Float32Array(8192).fill(0.011)));
+  it('stores dense vectors of an embedding model as they are: deflating would cost more than it saves', () => {
+    const random = seededRandom(11);
+    const dense = Array.from({ length: 50 }, (_, n) => entry(n, unitVector(Array.from({ length: 1536 }, () => random() * 2 - 1)), { embedderId: 'openai:text-embedding-3-small' }));
+    const doc = stored({ generation: 3, loadedAt: at.getTime(), entries: dense, malformed: [] });
+    expect(doc.vectorsDeflated).toBe(false);
+    expect(doc.vectors.position).toBe(50 * 1536 * 4);
+    const bits = (units: Float32Array[]) => Buffer.concat(units.map((u) => Buffer.from(u.buffer, u.byteOffset, u.byteLength)));
+    expect(bits(decodeRecallCopy(roundTrip(doc)).entries.map((e) => e.unit)).equals(bits(dense.map((e) => e.unit)))).toBe(true);
+  });
+
+  it('a set too large for one document, even deflated, is not stored', () => {
+    // Random bits: not a single component is zero, and nothing compresses.
+    const big = Array.from({ length: 560 }, (_, n) => entry(n, randomFillSync(new Float32Array(8192))));
     expect(encodeRecallCopy({ generation: 1, loadedAt: at.getTime(), entries: big, malformed: [] }, at)).toBeNull();
   });
 
   it('a damaged copy is refused with a reason, never used in part', () => {
     const good = stored();
-    const json = (doc: StoredRecallCopy) => JSON.parse(Buffer.from(doc.entries.buffer.subarray(0, doc.entries.position)).toString('utf8'));
+    const json = (doc: StoredRecallCopy) => JSON.parse(inflated(doc.entries).toString('utf8'));
     const withBody = (edit: (body: { embedders: string[]; entries: unknown[][] }) => void): StoredRecallCopy => {
       const body = json(good);
       edit(body);
-      return { ...good, entries: new Binary(Buffer.from(JSON.stringify(body))) };
+      return { ...good, entries: deflated(Buffer.from(JSON.stringify(body))) };
     };
     const damaged: Array<[string, unknown]> = [
-      ['another format', { ...good, format: 2 }],
+      ['the previous format', { ...good, format: 1 }],
       ['no generation', { ...good, generation: undefined }],
-      ['entries not JSON', { ...good, entries: new Binary(Buffer.from('{"embedders":')) }],
+      ['entries not deflated', { ...good, entries: new Binary(Buffer.from('{"embedders":[]}')) }],
+      ['entries not JSON', { ...good, entries: deflated(Buffer.from('{"embedders":')) }],
       ['count disagrees', { ...good, count: good.count + 1 }],
-      ['vectors cut short', { ...good, vectors: new Binary(good.vectors.buffer.subarray(0, good.vectors.position - 2)) }],
+      ['vectors cut short', withVectors(good, vectorsOf(good).subarray(2))],
       ['a bad id', withBody((b) => void ((b.entries[0] as unknown[])[0] = 'mem_xyz'))],
       ['a bad kind', withBody((b) => void ((b.entries[0] as unknown[])[1] = 'rumour'))],
       ['an unknown embedder', withBody((b) => void ((b.entries[0] as unknown[])[8] = 9))],
@@ -103,11 +125,11 @@ describe('recall copy', () => {
     // A value that is not a number, or an index past the vector's dimensions, in the binary part.
     const single = stored({ generation: 1, loadedAt: at.getTime(), entries: [entry(1, unitVector(embedder.embedOne('dog Biscuit')))], malformed: [] });
     const stored1 = json(single).entries[0][10] as number;
-    const nan = Buffer.from(single.vectors.buffer.subarray(0, single.vectors.position));
+    const nan = vectorsOf(single);
     nan.writeFloatLE(Number.NaN, 0);
-    expect(() => decodeRecallCopy(roundTrip({ ...single, vectors: new Binary(nan) }))).toThrow(/not a number/);
-    const pastEnd = Buffer.from(single.vectors.buffer.subarray(0, single.vectors.position));
+    expect(() => decodeRecallCopy(roundTrip(withVectors(single, nan)))).toThrow(/not a number/);
+    const pastEnd = vectorsOf(single);
     pastEnd.writeUInt16LE(256, stored1 * 4);
-    expect(() => decodeRecallCopy(roundTrip({ ...single, vectors: new Binary(pastEnd) }))).toThrow(/past its 256 dimensions/);
+    expect(() => decodeRecallCopy(roundTrip(withVectors(single, pastEnd)))).toThrow(/past its 256 dimensions/);
   });
 });
