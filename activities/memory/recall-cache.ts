@@ -46,15 +46,18 @@ function entryOf(m: MemoryDoc): RecallEntry {
 interface CacheSlot extends RecallCopy {
   /** The namespace, to refresh and store the copy with. */
   scope: ScopedMemories;
+  /** When this worker read the namespace in full or took the stored copy: its age starts there. */
+  trustedSince: number;
 }
 
 export interface RecallCacheOptions {
   /** Namespaces kept per worker; the least recently used is evicted first. */
   maxNamespaces?: number;
   /**
-   * A copy whose full read is older than this is read again in the
-   * background (a writer that died before bumping the generation, or an
-   * increment FerretDB lost between workers, is seen then).
+   * A copy this worker has held (since its full read, or since it took the
+   * stored copy) for longer than this is read again in the background: a
+   * writer that died before bumping the generation, or an increment FerretDB
+   * lost between workers, is seen then.
    */
   maxAgeMs?: number;
   clock?: () => number;
@@ -159,7 +162,7 @@ export class RecallCache implements NamespaceChangeListener {
     }
     const copy = await (stored ?? this.readStored(scope));
     if (copy && copy.generation === current) {
-      this.install({ ...copy, scope });
+      this.install({ ...copy, scope, trustedSince: this.clock() });
       this.use(key, now);
       return { value: compute(copy.entries, input), malformed: copy.malformed, generation: current, fromCache: false };
     }
@@ -173,7 +176,7 @@ export class RecallCache implements NamespaceChangeListener {
     const { memories, malformed } = await scope.loadActive(now);
     // Kept under the generation read before loading: a write that lands in
     // between bumps past it, so the next recall reloads rather than trusting a mix.
-    const slot: CacheSlot = { scope, generation, loadedAt, entries: memories.map(entryOf), malformed };
+    const slot: CacheSlot = { scope, generation, loadedAt, trustedSince: loadedAt, entries: memories.map(entryOf), malformed };
     if (this.install(slot)) await this.store(slot);
     return slot;
   }
@@ -222,16 +225,20 @@ export class RecallCache implements NamespaceChangeListener {
   }
 
   /**
-   * Marks a slot most recently used. One whose full read is older than the
-   * maximum age is read again in the background, one read per namespace at
-   * a time; recalls use the current copy meanwhile.
+   * Marks a slot most recently used. One this worker has held for longer
+   * than the maximum age is read again in the background, one read per
+   * namespace at a time; recalls use the current copy meanwhile. (Counted
+   * from when the worker took a stored copy, not from the full read the copy
+   * descends from: after a restart every copy is old, and rereading each at
+   * once would put a burst of full reads, collection scans on FerretDB, on
+   * the server just as the worker starts answering.)
    */
   private use(key: string, now: Date): void {
     const slot = this.slots.get(key);
     if (!slot) return;
     this.slots.delete(key);
     this.slots.set(key, slot);
-    if (this.clock() - slot.loadedAt < this.maxAgeMs || this.refreshing.has(key)) return;
+    if (this.clock() - slot.trustedSince < this.maxAgeMs || this.refreshing.has(key)) return;
     const refresh = (async () => {
       const generation = await slot.scope.generation();
       if (generation > 0) await this.readInFull(slot.scope, now, generation);

@@ -45,7 +45,7 @@ const MAX_INFLATED_BYTES = 128 * 1024 * 1024;
 /** A namespace's recall set as recall holds it. */
 export interface RecallCopy {
   generation: number;
-  /** When the full read this copy descends from began (ms since the epoch). */
+  /** When the full read this copy descends from began (ms since the epoch); patches keep it. */
   loadedAt: number;
   entries: RecallEntry[];
   malformed: MemoryDocError[];
