@@ -22,6 +22,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { promisify } from 'node:util';
@@ -189,6 +190,8 @@ async function main(): Promise<void> {
       avg_weak: round(weak / opts.queries, 2),
       embedder: embedder.id,
       backend,
+      // The machine is shared: the 1-minute load average at the end says how busy it was.
+      load_average: round(loadavg()[0] ?? 0, 2),
     };
     log(`[bench] warm recall: median ${report.recall_ms_median} ms, p95 ${report.recall_ms_p95} ms (target p95 <= ${TARGET_P95_MS} ms), max ${report.recall_ms_max} ms`);
     log(`[bench] cold recall ${report.cold_recall_ms} ms (median of ${cold.length} fresh processes; target <= ${TARGET_COLD_MS} ms), against ${report.first_recall_full_read_ms} ms for a full read`);
