@@ -231,25 +231,29 @@ async function main(workers: ChildProcess[]): Promise<void> {
     log('[bench] first worker: warming the session');
     const first = await startWorker({ ...env, WORKFLOW_BUNDLE_PATH: bundlePath }, 'worker-0');
     workers.push(first.proc);
-    for (let i = 0; i < 3; i++) await turn(first);
+    // Its first turn is also a fresh worker's, with no recall copy stored yet: the recall reads the namespace in full.
+    const noCopy = await turn(first);
+    for (let i = 0; i < 2; i++) await turn(first);
     await stopWorker(first.proc);
 
     const variants = [
       { key: 'bundled_at_start', bundle: undefined },
       { key: 'prebuilt_bundle', bundle: bundlePath },
     ];
-    const results = new Map<string, Array<{ start: WorkerStart; first: TurnSample; warm: TurnSample[] }>>(variants.map((v) => [v.key, []]));
+    const results = new Map<string, Array<{ start: WorkerStart; first: TurnSample; warm: TurnSample[]; historyEvents: number }>>(variants.map((v) => [v.key, []]));
     for (let round_ = 1; round_ <= opts.rounds; round_++) {
       for (const variant of round_ % 2 === 1 ? variants : [...variants].reverse()) {
         const label = `${variant.key}-${round_}`;
         const start = await startWorker(variant.bundle ? { ...env, WORKFLOW_BUNDLE_PATH: variant.bundle } : env, label);
         workers.push(start.proc);
+        // The new worker replays the whole history before it runs the turn: its length matters.
+        const historyEvents = lastEvent;
         const firstTurn = await turn(start);
         const warm: TurnSample[] = [];
         for (let i = 0; i < opts.warmTurns; i++) warm.push(await turn(start));
         await stopWorker(start.proc);
-        results.get(variant.key)?.push({ start, first: firstTurn, warm });
-        log(`[bench] ${label}: worker ready in ${round(start.readyMs)} ms, first turn ${round(firstTurn.ms)} ms, warm turn median ${round(median(warm.map((w) => w.ms)))} ms`);
+        results.get(variant.key)?.push({ start, first: firstTurn, warm, historyEvents });
+        log(`[bench] ${label}: worker ready in ${round(start.readyMs)} ms, first turn ${round(firstTurn.ms)} ms (replaying ${historyEvents} history events), warm turn median ${round(median(warm.map((w) => w.ms)))} ms`);
       }
     }
     await client.client.workflow.getHandle(workflowIdFor(sessionId)).terminate('benchmark over').catch(() => undefined);
@@ -265,6 +269,7 @@ async function main(workers: ChildProcess[]): Promise<void> {
             first_turn_after_restart_ms: round(median(runs.map((r) => r.first.ms)), 1),
             warm_turn_ms: round(median(warm.map((w) => w.ms)), 1),
             first_vs_warm: round(median(runs.map((r) => r.first.ms)) / median(warm.map((w) => w.ms)), 2),
+            history_events_at_restart: runs.map((r) => r.historyEvents),
             start: startPhases,
             first_turn: medianOf(runs.map((r) => describe(r.first))),
             warm_turn: medianOf(warm.map((w) => describe(w))),
@@ -288,6 +293,7 @@ async function main(workers: ChildProcess[]): Promise<void> {
           first_turn_after_restart_ms: bundled.first_turn_after_restart_ms,
           restart_to_first_answer_ms: round(bundled.worker_ready_ms + bundled.first_turn_after_restart_ms, 1),
         },
+        first_turn_without_recall_copy: { ms: round(noCopy.ms, 1), ...describe(noCopy) },
         bundle_build_ms: round(bundleBuildMs, 1),
         // The machine is shared: the 1-minute load average at the end says how busy it was.
         load_average: round(loadavg()[0] ?? 0, 2),
