@@ -18,6 +18,7 @@ import { connectMongo, connectTemporal } from './dependencies';
 import { ensureMaintenanceSchedule } from './maintenance-schedule';
 import { temporalTransportOptions } from './temporal-connection-options';
 import { workerTracingOptions, type Tracing } from './tracing';
+import { workerTuningOptions } from './worker-tuning';
 
 export interface AgentWorkerHandle {
   worker: Worker;
@@ -123,6 +124,8 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     // often keeps an interrupt's latency to a fraction of a second.
     maxHeartbeatThrottleInterval: '250 milliseconds',
     defaultHeartbeatThrottleInterval: '250 milliseconds',
+    // Cache size and task slots (or the resource-based tuner) from WORKER_* settings.
+    ...workerTuningOptions(config.worker),
     ...overrides.workerOptions,
   });
   if (config.maintenance.scheduleEveryMs > 0) {

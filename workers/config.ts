@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { MemoryConfig } from '../activities/memory/memory-config';
 import { keyListProblems, keyMaterialStrings, parseKeyList } from '../codec/encryption-keys';
+import { WorkerTuning, workerTuningProblems } from './worker-tuning';
 
 /**
  * The whole runtime configuration, read from the environment and an optional
@@ -82,6 +83,8 @@ export const RuntimeConfig = z.object({
     /** How often the maintenance schedule sweeps expired archives and memories; 0 disables creating it. */
     scheduleEveryMs: z.number().int().min(0).default(3_600_000),
   }),
+  /** Temporal worker slots and cache (workers/worker-tuning.ts); defaults measured by `npm run bench:concurrency`, see docs/scale-out.md. */
+  worker: WorkerTuning,
 });
 export type RuntimeConfig = z.infer<typeof RuntimeConfig>;
 
@@ -139,6 +142,28 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
   'mcp.connectTimeoutMs': { env: 'MCP_CONNECT_TIMEOUT_MS', kind: 'int', fix: 'set MCP_CONNECT_TIMEOUT_MS to a positive integer of milliseconds' },
   'mcp.firstConnectTimeoutMs': { env: 'MCP_FIRST_CONNECT_TIMEOUT_MS', kind: 'int', fix: 'set MCP_FIRST_CONNECT_TIMEOUT_MS to a positive integer of milliseconds' },
   'mcp.refreshIntervalMs': { env: 'MCP_REFRESH_INTERVAL_MS', kind: 'int', fix: 'set MCP_REFRESH_INTERVAL_MS to at least 1000 milliseconds' },
+  'worker.maxCachedWorkflows': {
+    env: 'WORKER_MAX_CACHED_WORKFLOWS',
+    kind: 'int',
+    fix: 'set WORKER_MAX_CACHED_WORKFLOWS to 0 (no cache) or a session count of at least 2, no less than WORKER_MAX_CONCURRENT_WORKFLOW_TASKS',
+  },
+  'worker.maxConcurrentWorkflowTasks': {
+    env: 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS',
+    kind: 'int',
+    fix: 'set WORKER_MAX_CONCURRENT_WORKFLOW_TASKS to an integer of at least 2, at most WORKER_MAX_CACHED_WORKFLOWS',
+  },
+  'worker.maxConcurrentActivities': { env: 'WORKER_MAX_CONCURRENT_ACTIVITIES', kind: 'int', fix: 'set WORKER_MAX_CONCURRENT_ACTIVITIES to a positive integer' },
+  'worker.maxConcurrentLocalActivities': { env: 'WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES', kind: 'int', fix: 'set WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES to a positive integer' },
+  'worker.tunerTargetMemoryUsage': {
+    env: 'WORKER_TUNER_TARGET_MEMORY_USAGE',
+    kind: 'number',
+    fix: 'set WORKER_TUNER_TARGET_MEMORY_USAGE to a share of the machine\'s memory above 0 and at most 1 (e.g. 0.8), together with WORKER_TUNER_TARGET_CPU_USAGE',
+  },
+  'worker.tunerTargetCpuUsage': {
+    env: 'WORKER_TUNER_TARGET_CPU_USAGE',
+    kind: 'number',
+    fix: 'set WORKER_TUNER_TARGET_CPU_USAGE to a share of the machine\'s CPU above 0 and at most 1 (e.g. 0.9), together with WORKER_TUNER_TARGET_MEMORY_USAGE',
+  },
 };
 
 const SECRET_FIELDS = new Set(['model.apiKey', 'encryption.keys', 'temporal.apiKey']);
@@ -190,7 +215,7 @@ function readFileConfig(path: string, problems: ConfigProblem[]): Record<string,
 export function loadConfig(env: Env = process.env): RuntimeConfig {
   const problems: ConfigProblem[] = [];
   const raw: Record<string, unknown> = env.DURABLE_AGENT_CONFIG ? readFileConfig(env.DURABLE_AGENT_CONFIG, problems) : {};
-  for (const section of ['temporal', 'mongodb', 'model', 'limits', 'mcp', 'memory', 'encryption', 'maintenance']) raw[section] ??= {};
+  for (const section of ['temporal', 'mongodb', 'model', 'limits', 'mcp', 'memory', 'encryption', 'maintenance', 'worker']) raw[section] ??= {};
   const sources = new Map<string, string>();
   for (const [field, spec] of Object.entries(FIELDS)) {
     const value = env[spec.env];
@@ -260,6 +285,15 @@ export function loadConfig(env: Env = process.env): RuntimeConfig {
         message: `names key id "${encryption.keyId}", which is not among PAYLOAD_ENCRYPTION_KEYS`,
         fix: 'set PAYLOAD_ENCRYPTION_KEY_ID to one of the ids in PAYLOAD_ENCRYPTION_KEYS, or add that key',
       });
+    }
+  }
+  if (result.success) {
+    const given = Object.keys(raw.worker as Record<string, unknown>);
+    for (const problem of workerTuningProblems(result.data.worker, given)) {
+      const field = `worker.${problem.field}`;
+      const fromFile = given.includes(problem.field) ? `config file ${env.DURABLE_AGENT_CONFIG ?? ''}`.trim() : undefined;
+      const source = sources.get(field) ?? fromFile ?? (result.data.worker[problem.field] === undefined ? 'unset' : 'default');
+      problems.push({ field, source, message: problem.message, fix: FIELDS[field]?.fix ?? 'see the configuration table in the README' });
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { ConfigError, configuredSecrets, describeConfig, loadConfig, mongoAddress } from '../../workers/config';
+import { WORKER_TUNING_DEFAULTS, workerTuningOptions } from '../../workers/worker-tuning';
 
 describe('runtime configuration', () => {
   it('gives working defaults for the local stack', () => {
@@ -68,5 +69,89 @@ describe('runtime configuration', () => {
     expect(() => loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1', TOOL_TIMEOUT_MS: '2000' })).toThrow(
       /mongodb\.serverSelectionTimeoutMs .*is not below limits\.toolTimeoutMs \(3000 >= 2000\)/,
     );
+  });
+  describe('worker tuning', () => {
+    const local = { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1' };
+    const problemsOf = (env: Record<string, string>): ConfigError => {
+      try {
+        loadConfig({ ...local, ...env });
+      } catch (err) {
+        return err as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    };
+
+    it('defaults to the measured cache size and fixed slot counts', () => {
+      const { worker } = loadConfig(local);
+      expect(worker).toEqual({ ...WORKER_TUNING_DEFAULTS });
+      expect(workerTuningOptions(worker)).toEqual({
+        maxCachedWorkflows: WORKER_TUNING_DEFAULTS.maxCachedWorkflows,
+        maxConcurrentWorkflowTaskExecutions: WORKER_TUNING_DEFAULTS.maxConcurrentWorkflowTasks,
+        maxConcurrentActivityTaskExecutions: WORKER_TUNING_DEFAULTS.maxConcurrentActivities,
+        maxConcurrentLocalActivityExecutions: WORKER_TUNING_DEFAULTS.maxConcurrentLocalActivities,
+      });
+    });
+
+    it('reads every setting from the environment and hands it to the Temporal worker', () => {
+      const { worker } = loadConfig({
+        ...local,
+        WORKER_MAX_CACHED_WORKFLOWS: '300',
+        WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '20',
+        WORKER_MAX_CONCURRENT_ACTIVITIES: '50',
+        WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: '30',
+      });
+      expect(workerTuningOptions(worker)).toEqual({
+        maxCachedWorkflows: 300,
+        maxConcurrentWorkflowTaskExecutions: 20,
+        maxConcurrentActivityTaskExecutions: 50,
+        maxConcurrentLocalActivityExecutions: 30,
+      });
+    });
+
+    it('uses the resource-based tuner when both of its targets are set, keeping the cache size', () => {
+      const { worker } = loadConfig({ ...local, WORKER_TUNER_TARGET_MEMORY_USAGE: '0.8', WORKER_TUNER_TARGET_CPU_USAGE: '0.9', WORKER_MAX_CACHED_WORKFLOWS: '100' });
+      expect(workerTuningOptions(worker)).toEqual({ maxCachedWorkflows: 100, tuner: { tunerOptions: { targetMemoryUsage: 0.8, targetCpuUsage: 0.9 } } });
+    });
+
+    it('names the variable of each invalid value', () => {
+      const error = problemsOf({
+        WORKER_MAX_CACHED_WORKFLOWS: 'lots',
+        WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '1',
+        WORKER_MAX_CONCURRENT_ACTIVITIES: '0',
+        WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: '-3',
+        WORKER_TUNER_TARGET_MEMORY_USAGE: '80%',
+        WORKER_TUNER_TARGET_CPU_USAGE: '1.5',
+      });
+      expect(error.problems.map((p) => p.source).sort()).toEqual([
+        'WORKER_MAX_CACHED_WORKFLOWS',
+        'WORKER_MAX_CONCURRENT_ACTIVITIES',
+        'WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES',
+        'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS',
+        'WORKER_TUNER_TARGET_CPU_USAGE',
+        'WORKER_TUNER_TARGET_MEMORY_USAGE',
+      ]);
+      expect(error.message).toMatch(/worker\.maxCachedWorkflows \(WORKER_MAX_CACHED_WORKFLOWS\): .*Fix: set WORKER_MAX_CACHED_WORKFLOWS to 0 \(no cache\) or a session count/);
+    });
+
+    it('refuses a cache of one session, which the SDK would quietly raise to two', () => {
+      expect(problemsOf({ WORKER_MAX_CACHED_WORKFLOWS: '1' }).message).toMatch(/worker\.maxCachedWorkflows \(WORKER_MAX_CACHED_WORKFLOWS\): must be 0 \(no cache\) or at least 2/);
+    });
+
+    it('refuses more workflow task slots than cached sessions, which the SDK would quietly lower', () => {
+      const error = problemsOf({ WORKER_MAX_CACHED_WORKFLOWS: '10', WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '20' });
+      expect(error.problems).toEqual([expect.objectContaining({ field: 'worker.maxConcurrentWorkflowTasks', source: 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS' })]);
+      expect(error.message).toMatch(/is above worker\.maxCachedWorkflows \(20 > 10\)/);
+      // With no cache every task replays, so any slot count goes.
+      expect(loadConfig({ ...local, WORKER_MAX_CACHED_WORKFLOWS: '0', WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '20' }).worker.maxCachedWorkflows).toBe(0);
+    });
+
+    it('wants both tuner targets, and no slot counts beside them', () => {
+      expect(problemsOf({ WORKER_TUNER_TARGET_MEMORY_USAGE: '0.8' }).message).toMatch(
+        /worker\.tunerTargetCpuUsage \(unset\): is required when WORKER_TUNER_TARGET_MEMORY_USAGE is set\. Fix: set WORKER_TUNER_TARGET_CPU_USAGE/,
+      );
+      const error = problemsOf({ WORKER_TUNER_TARGET_MEMORY_USAGE: '0.8', WORKER_TUNER_TARGET_CPU_USAGE: '0.9', WORKER_MAX_CONCURRENT_ACTIVITIES: '50' });
+      expect(error.problems).toEqual([expect.objectContaining({ field: 'worker.maxConcurrentActivities', source: 'WORKER_MAX_CONCURRENT_ACTIVITIES' })]);
+      expect(error.message).toMatch(/cannot be set together with the resource-based tuner/);
+    });
   });
 });

@@ -1,0 +1,84 @@
+import type { WorkerOptions } from '@temporalio/worker';
+import { z } from 'zod';
+
+/**
+ * Defaults measured with `npm run bench:concurrency` (docs/scale-out.md,
+ * "Worker tuning"): what one worker process may hold and run at once.
+ */
+export const WORKER_TUNING_DEFAULTS = {
+  maxCachedWorkflows: 500,
+  maxConcurrentWorkflowTasks: 40,
+  maxConcurrentActivities: 100,
+  maxConcurrentLocalActivities: 100,
+} as const;
+
+const SLOT_FIELDS = ['maxConcurrentWorkflowTasks', 'maxConcurrentActivities', 'maxConcurrentLocalActivities'] as const;
+
+/** The worker's cache and task slots: fixed counts, or the SDK's resource-based tuner when both of its targets are set. */
+export const WorkerTuning = z.object({
+  /** Sessions kept in memory between workflow tasks; an evicted one is replayed from its history on its next task. 0: no cache. */
+  maxCachedWorkflows: z
+    .number()
+    .int()
+    .min(0)
+    .refine((n) => n !== 1, 'must be 0 (no cache) or at least 2')
+    .default(WORKER_TUNING_DEFAULTS.maxCachedWorkflows),
+  /** Workflow tasks (session activations) run at once. */
+  maxConcurrentWorkflowTasks: z.number().int().min(2).default(WORKER_TUNING_DEFAULTS.maxConcurrentWorkflowTasks),
+  /** Activities (model calls, tools that are not local, archive, memory) run at once. */
+  maxConcurrentActivities: z.number().int().positive().default(WORKER_TUNING_DEFAULTS.maxConcurrentActivities),
+  /** Local activities (short read-only tools) run at once. */
+  maxConcurrentLocalActivities: z.number().int().positive().default(WORKER_TUNING_DEFAULTS.maxConcurrentLocalActivities),
+  /** Resource-based tuner: the share of the machine's memory (0-1] the worker hands out slots up to. */
+  tunerTargetMemoryUsage: z.number().gt(0).max(1).optional(),
+  /** Resource-based tuner: the share of the machine's CPU (0-1] the worker hands out slots up to. */
+  tunerTargetCpuUsage: z.number().gt(0).max(1).optional(),
+});
+export type WorkerTuning = z.infer<typeof WorkerTuning>;
+
+/** A problem with one field of a parsed WorkerTuning, found across fields. */
+export interface WorkerTuningProblem {
+  field: keyof WorkerTuning;
+  message: string;
+}
+
+const usesTuner = (t: WorkerTuning): boolean => t.tunerTargetMemoryUsage !== undefined || t.tunerTargetCpuUsage !== undefined;
+
+/**
+ * What the SDK would otherwise refuse at worker start or quietly change:
+ * `given` lists the fields set explicitly (not defaulted), since the tuner
+ * excludes slot counts only when someone asked for both.
+ */
+export function workerTuningProblems(t: WorkerTuning, given: readonly string[]): WorkerTuningProblem[] {
+  const problems: WorkerTuningProblem[] = [];
+  if (usesTuner(t)) {
+    if (t.tunerTargetMemoryUsage === undefined) problems.push({ field: 'tunerTargetMemoryUsage', message: 'is required when WORKER_TUNER_TARGET_CPU_USAGE is set' });
+    if (t.tunerTargetCpuUsage === undefined) problems.push({ field: 'tunerTargetCpuUsage', message: 'is required when WORKER_TUNER_TARGET_MEMORY_USAGE is set' });
+    for (const field of SLOT_FIELDS) {
+      if (given.includes(field)) problems.push({ field, message: 'cannot be set together with the resource-based tuner (WORKER_TUNER_TARGET_*), which sizes the slots itself' });
+    }
+  } else if (t.maxCachedWorkflows > 0 && t.maxConcurrentWorkflowTasks > t.maxCachedWorkflows) {
+    // The SDK would silently lower it: a workflow task runs only for a session it can cache.
+    problems.push({
+      field: 'maxConcurrentWorkflowTasks',
+      message: `is above worker.maxCachedWorkflows (${t.maxConcurrentWorkflowTasks} > ${t.maxCachedWorkflows}); each running workflow task needs its session cached`,
+    });
+  }
+  return problems;
+}
+
+/** The Temporal worker options for a parsed WorkerTuning. */
+export function workerTuningOptions(t: WorkerTuning): Partial<WorkerOptions> {
+  if (t.tunerTargetMemoryUsage !== undefined && t.tunerTargetCpuUsage !== undefined) {
+    return {
+      maxCachedWorkflows: t.maxCachedWorkflows,
+      tuner: { tunerOptions: { targetMemoryUsage: t.tunerTargetMemoryUsage, targetCpuUsage: t.tunerTargetCpuUsage } },
+    };
+  }
+  return {
+    maxCachedWorkflows: t.maxCachedWorkflows,
+    maxConcurrentWorkflowTaskExecutions: t.maxConcurrentWorkflowTasks,
+    maxConcurrentActivityTaskExecutions: t.maxConcurrentActivities,
+    maxConcurrentLocalActivityExecutions: t.maxConcurrentLocalActivities,
+  };
+}
