@@ -36,6 +36,7 @@ import { dataConverterFor } from '../codec/data-converter';
 import { ensureStack, stackStatus } from '../scripts/stack';
 import { loadConfig } from '../workers/config';
 import { killHard, startChild, stopChild } from './support/child-process';
+import { measureCachedHeap } from './support/cache-probe';
 import { CpuMeter } from './support/cpu-meter';
 import { cpuPerStep, phaseFigures, printConcurrencyReport } from './support/concurrency-report';
 import { runBatch } from './support/concurrent-sessions';
@@ -185,7 +186,7 @@ async function main(started: Started): Promise<void> {
   await kill;
   const twoPeakMb = Math.max(await first.sampler.peakMb(), await second.sampler.peakMb());
   const twoCpuMs = await twoCpu.used();
-  const cache = await measureCache({ ...workerEnv, TEMPORAL_TASK_QUEUE: `${taskQueue}-cache` }, config, shape, `conc-${id}-cache`, started);
+  const cache = await measureCachedHeap({ ...workerEnv, TEMPORAL_TASK_QUEUE: `${taskQueue}-cache` }, config, shape, `conc-${id}-cache`, started.children);
   const singleSteps = opts.singleTurns * opts.steps;
   const batchSteps = totalTurns * opts.steps;
   const singleCpuPerStep = cpuPerStep(singleCpuMs, singleSteps);
@@ -235,41 +236,6 @@ async function main(started: Started): Promise<void> {
       `one-worker step p95 <= ${TARGET_P95_RATIO}x the single-session median ${verdict(met.p95_ratio)}`,
   );
   out(JSON.stringify({ ...figures, targets_met: Object.values(met).every(Boolean) }));
-}
-
-/**
- * What a cached session costs the worker: a worker of its own, with the
- * workflows in its main thread so a full GC and `heapUsed` see them, holds
- * `shape.sessions` idle sessions after their turns (the phases' shape);
- * ending them empties its cache. The heap after a GC, both ways.
- */
-async function measureCache(env: NodeJS.ProcessEnv, config: ReturnType<typeof loadConfig>, shape: Parameters<typeof runBatch>[2], prefix: string, started: Started) {
-  log(`[bench] cache: heap of ${shape.sessions} cached idle sessions, on a worker of its own`);
-  const worker = await startChild('bench-worker.ts', {
-    nodeArgs: ['--expose-gc'],
-    env: { ...env, BENCH_WORKFLOWS_IN_MAIN_THREAD: '1' },
-    ready: /worker ready/,
-    label: 'cache worker',
-    track: started.children,
-  });
-  const heapMb = async () => Number((await worker.ask('heap', /^heap /)).slice(5));
-  const agent = await AgentClient.connect({
-    address: config.temporal.address,
-    namespace: config.temporal.namespace,
-    taskQueue: String(env.TEMPORAL_TASK_QUEUE),
-    dataConverter: dataConverterFor(config.encryption),
-    principal: { tenant: 'bench', user: 'loop' },
-  });
-  try {
-    let cachedMb = Number.NaN;
-    await runBatch(agent, prefix, shape, { beforeEnd: async () => void (cachedMb = await heapMb()) });
-    // Ended sessions leave the cache; what the heap lost is what they held.
-    const emptyMb = await heapMb();
-    return { cachedMb, emptyMb };
-  } finally {
-    await agent.client.connection.close().catch(() => undefined);
-    await stopChild(worker.proc);
-  }
 }
 
 /**
