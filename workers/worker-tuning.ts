@@ -6,7 +6,7 @@ import { z } from 'zod';
  * "Worker tuning"): what one worker process may hold and run at once.
  */
 export const WORKER_TUNING_DEFAULTS = {
-  maxCachedWorkflows: 500,
+  maxCachedWorkflows: 150,
   maxConcurrentWorkflowTasks: 40,
   maxConcurrentActivities: 100,
   maxConcurrentLocalActivities: 100,
