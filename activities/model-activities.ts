@@ -207,7 +207,6 @@ export function createModelActivities(deps: ModelActivityDeps) {
     const ctx = Context.current();
     const model = input.model.name ?? deps.defaultModel;
     const attempt = ctx.info.attempt;
-    const prompt = await promptOf(input);
     const relay = new DeltaRelay(deps.deltaBatchMs ?? 50, { turnId: input.turnId, step: input.step, attempt });
     const startedAt = performance.now();
     // Liveness and cancellation delivery both ride on heartbeats; a call that ends within
@@ -216,6 +215,14 @@ export function createModelActivities(deps: ModelActivityDeps) {
       if (performance.now() - startedAt >= FIRST_HEARTBEAT_AFTER_MS) ctx.heartbeat();
     };
     const beat = setInterval(heartbeat, HEARTBEAT_EVERY_MS);
+    // Heartbeating already: looking up stored prompt parts on a slow store must not look like a dead worker.
+    let prompt: Awaited<ReturnType<typeof promptOf>>;
+    try {
+      prompt = await promptOf(input);
+    } catch (err) {
+      clearInterval(beat);
+      throw err;
+    }
 
     const params: ChatCompletionCreateParamsStreaming = {
       model,

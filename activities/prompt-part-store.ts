@@ -84,7 +84,8 @@ export class PromptPartStore {
     for (let look = 0; look < 3 && missing.some((id) => !bodies.has(id)); look++) {
       if (look > 0) await new Promise((resolve) => setTimeout(resolve, MISSING_PART_RETRY_MS));
       const wantedNow = missing.filter((id) => !bodies.has(id));
-      const found = await this.collection.find({ _id: { $in: wantedNow.map(key) } }, { projection: { body: 1 } }).toArray();
+      // One `_id` lookup per part: FerretDB answers only a filter on `_id` alone from its index (`$in` scans the collection).
+      const found = (await Promise.all(wantedNow.map((id) => this.collection.findOne({ _id: key(id) }, { projection: { body: 1 } })))).filter((doc) => doc !== null);
       for (const doc of found) {
         const id = doc._id.slice(owner.runId.length + 1);
         bodies.set(id, doc.body);
