@@ -16,6 +16,10 @@ import { SseStream, splitIntoDeltas } from './sse';
 
 const DEFAULT_CHUNK_SIZE = 8;
 const ARGUMENT_FRAGMENT_SIZE = 12;
+// Hostile-input tests send arguments of several MB; at 12 characters a fragment that is a quarter of a
+// million SSE events, each awaited, and 10 to 20 s per call spent on nothing the test checks. Long
+// arguments are cut into at most this many fragments instead.
+const MAX_ARGUMENT_FRAGMENTS = 512;
 const CONTEXT_LIMIT_TOKENS = 128_000;
 // Cut off inside a string value: the shape a model produces when it stops mid-call.
 const MALFORMED_ARGUMENTS = '{"input": "unterminated';
@@ -101,7 +105,7 @@ async function sendTurn(reply: ChatReply, turn: AssistantTurn, chunkSize?: numbe
         includeUsage,
       ),
     );
-    for (const fragment of splitIntoDeltas(call.arguments, ARGUMENT_FRAGMENT_SIZE)) {
+    for (const fragment of splitIntoDeltas(call.arguments, Math.max(ARGUMENT_FRAGMENT_SIZE, Math.ceil(call.arguments.length / MAX_ARGUMENT_FRAGMENTS)))) {
       await sse.send(
         chunkBody(identity, { tool_calls: [{ index, function: { arguments: fragment } }] }, null, includeUsage),
       );

@@ -36,6 +36,8 @@ export interface PoisonTally {
   slowCases: string[];
   /** Checks that found unparseable or foreign events, with the first reason. */
   streamProblems: string[];
+  /** Wall time spent per case kind and on checks, in ms: where the suite's minutes go. */
+  msBy: Record<string, number>;
 }
 
 export const emptyTally = (): PoisonTally => ({
@@ -58,6 +60,7 @@ export const emptyTally = (): PoisonTally => ({
   freezes: [],
   slowCases: [],
   streamProblems: [],
+  msBy: {},
 });
 
 /** Adds `from` into `into`: counts summed, lists joined. */
@@ -70,16 +73,18 @@ export function addTally(into: PoisonTally, from: PoisonTally): PoisonTally {
   into.slowCases.push(...from.slowCases);
   into.streamProblems.push(...from.streamProblems);
   for (const [type, n] of Object.entries(from.rejectedBy)) into.rejectedBy[type] = (into.rejectedBy[type] ?? 0) + n;
+  for (const [what, ms] of Object.entries(from.msBy)) into.msBy[what] = (into.msBy[what] ?? 0) + ms;
   return into;
 }
 
 /** The fields of the JSON line, without the long lists. */
 export function summaryLine(tally: PoisonTally, extra: Record<string, unknown> = {}): string {
-  const { freezes, streamProblems, rejectedBy, slowCases, ...counts } = tally;
+  const { freezes, streamProblems, rejectedBy, slowCases, msBy, ...counts } = tally;
   return JSON.stringify({
     ...counts,
     ...extra,
     rejectedBy,
+    msBy: Object.fromEntries(Object.entries(msBy).map(([k, v]) => [k, Math.round(v)])),
     frozenCases: freezes.flatMap((f) => f.cases).slice(0, 20),
     slowCases: slowCases.slice(0, 20),
     streamProblems: streamProblems.slice(0, 5),
@@ -135,7 +140,7 @@ function countCheck(tally: PoisonTally, check: SessionCheck): void {
  */
 export async function runCampaign(target: PoisonTarget, cases: PoisonCase[], options: CampaignOptions): Promise<PoisonTally> {
   const tally = emptyTally();
-  const log = options.log ?? (() => undefined);
+  const log = options.log ?? (process.env.POISON_TRACE ? (line: string) => process.stderr.write(`${line}\n`) : () => undefined);
   const timeouts = { caseMs: options.caseTimeoutMs ?? 10_000, turnMs: options.turnTimeoutMs ?? 30_000 };
   let isolateBudget = options.isolateBudget ?? 40;
   let sessionSeq = 0;
@@ -169,8 +174,11 @@ export async function runCampaign(target: PoisonTarget, cases: PoisonCase[], opt
   for (let i = 0; i < cases.length; i++) {
     const c = cases[i]!;
     if (process.env.POISON_TRACE) log(`case ${i} ${c.kind} ${c.label.slice(0, 80)}`);
+    const caseStarted = performance.now();
+    const timed = (what: string, since: number) => (tally.msBy[what] = (tally.msBy[what] ?? 0) + performance.now() - since);
     if (c.kind === 'start') {
       const r = await runStartCase(target, c, `${options.prefix}-start-${i}`, timeouts.turnMs);
+      timed('start', caseStarted);
       countOutcome(tally, r.outcome);
       tally.workflowTaskFailures += r.taskFailures.length;
       if (r.frozen || r.taskFailures.length > 0) {
@@ -180,6 +188,8 @@ export async function runCampaign(target: PoisonTarget, cases: PoisonCase[], opt
       continue;
     }
     const outcome = await session.deliver(c);
+    timed(c.kind, caseStarted);
+    if (process.env.POISON_TRACE) log(`  ${Math.round(performance.now() - caseStarted)} ms ${outcome.delivery} ${outcome.detail.slice(0, 100)}`);
     countOutcome(tally, outcome);
     batch.push(c);
     if (outcome.delivery !== Delivery.timedOut && batch.length < options.batchSize && i < cases.length - 1) continue;
@@ -187,7 +197,9 @@ export async function runCampaign(target: PoisonTarget, cases: PoisonCase[], opt
     let check: SessionCheck;
     try {
       if (process.env.POISON_TRACE) log(`checking ${session.sessionId}`);
+      const checkStarted = performance.now();
       check = await session.check();
+      timed('check', checkStarted);
     } catch (err) {
       // The check itself broke (a history read, say): say so, and do not count the session as frozen for it.
       tally.checkErrors += 1;
