@@ -154,6 +154,16 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
   },
   'worker.maxConcurrentActivities': { env: 'WORKER_MAX_CONCURRENT_ACTIVITIES', kind: 'int', fix: 'set WORKER_MAX_CONCURRENT_ACTIVITIES to a positive integer' },
   'worker.maxConcurrentLocalActivities': { env: 'WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES', kind: 'int', fix: 'set WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES to a positive integer' },
+  'worker.stickyQueueTimeoutMs': {
+    env: 'WORKER_STICKY_QUEUE_TIMEOUT_MS',
+    kind: 'int',
+    fix: 'set WORKER_STICKY_QUEUE_TIMEOUT_MS to at least 1000 milliseconds (how long a session waits for the worker that cached it before another takes it)',
+  },
+  'worker.shutdownGraceMs': {
+    env: 'WORKER_SHUTDOWN_GRACE_MS',
+    kind: 'int',
+    fix: 'set WORKER_SHUTDOWN_GRACE_MS to milliseconds, 0 or more (how long running activities may finish after SIGTERM)',
+  },
   'worker.tunerTargetMemoryUsage': {
     env: 'WORKER_TUNER_TARGET_MEMORY_USAGE',
     kind: 'number',

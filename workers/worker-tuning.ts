@@ -10,6 +10,8 @@ export const WORKER_TUNING_DEFAULTS = {
   maxConcurrentWorkflowTasks: 40,
   maxConcurrentActivities: 100,
   maxConcurrentLocalActivities: 100,
+  stickyQueueTimeoutMs: 10_000,
+  shutdownGraceMs: 0,
 } as const;
 
 const SLOT_FIELDS = ['maxConcurrentWorkflowTasks', 'maxConcurrentActivities', 'maxConcurrentLocalActivities'] as const;
@@ -29,6 +31,17 @@ export const WorkerTuning = z.object({
   maxConcurrentActivities: z.number().int().positive().default(WORKER_TUNING_DEFAULTS.maxConcurrentActivities),
   /** Local activities (short read-only tools) run at once. */
   maxConcurrentLocalActivities: z.number().int().positive().default(WORKER_TUNING_DEFAULTS.maxConcurrentLocalActivities),
+  /**
+   * How long a session's next workflow task waits on this worker's own (sticky) queue before any
+   * worker may take it: after a worker dies, its sessions pause this long once. Lower it to fail
+   * over faster; too low and a busy worker hands its sessions to others, which then replay them.
+   */
+  stickyQueueTimeoutMs: z.number().int().min(1_000, 'must be at least 1000 ms').default(WORKER_TUNING_DEFAULTS.stickyQueueTimeoutMs),
+  /**
+   * On SIGTERM, how long running activities may go on before they are cancelled (and retried on
+   * another worker). 0 cancels them at once: a side-effecting tool with one attempt then fails.
+   */
+  shutdownGraceMs: z.number().int().min(0).default(WORKER_TUNING_DEFAULTS.shutdownGraceMs),
   /** Resource-based tuner: the share of the machine's memory (0-1] the worker hands out slots up to. */
   tunerTargetMemoryUsage: z.number().gt(0).max(1).optional(),
   /** Resource-based tuner: the share of the machine's CPU (0-1] the worker hands out slots up to. */
@@ -69,13 +82,16 @@ export function workerTuningProblems(t: WorkerTuning, given: readonly string[]):
 
 /** The Temporal worker options for a parsed WorkerTuning. */
 export function workerTuningOptions(t: WorkerTuning): Partial<WorkerOptions> {
+  const sticky = { stickyQueueScheduleToStartTimeout: t.stickyQueueTimeoutMs, shutdownGraceTime: t.shutdownGraceMs };
   if (t.tunerTargetMemoryUsage !== undefined && t.tunerTargetCpuUsage !== undefined) {
     return {
+      ...sticky,
       maxCachedWorkflows: t.maxCachedWorkflows,
       tuner: { tunerOptions: { targetMemoryUsage: t.tunerTargetMemoryUsage, targetCpuUsage: t.tunerTargetCpuUsage } },
     };
   }
   return {
+    ...sticky,
     maxCachedWorkflows: t.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: t.maxConcurrentWorkflowTasks,
     maxConcurrentActivityTaskExecutions: t.maxConcurrentActivities,

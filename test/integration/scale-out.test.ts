@@ -11,6 +11,8 @@ const WORKERS = ['scale-a', 'scale-b', 'scale-c'];
 const SESSIONS = 12;
 /** Long enough to see a write running on the doomed worker and kill it there, short enough to keep the file fast. */
 const WRITE_HOLD_MS = 2_500;
+/** The killed worker's sessions move to the others after this (the default, 10 s, would only make the file slower). */
+const STICKY_QUEUE_TIMEOUT_MS = 2_000;
 
 const answerTo = (text: string): string => `done: ${text}`;
 /** The idempotency key of the write in a session's turn (step 1, the scripted call id). */
@@ -38,7 +40,11 @@ beforeAll(async () => {
   env = await startTestEnv({ name: 'scale', startWorker: false, modelFallback: oneToolThenAnswer });
   await Promise.all(
     WORKERS.map(async (identity) => {
-      const proc = await startCrashWorker(env, { TEST_WORKER_IDENTITY: identity, TEST_SLOW_WRITE_HOLD_MS: String(WRITE_HOLD_MS) }, children);
+      const proc = await startCrashWorker(env, {
+        TEST_WORKER_IDENTITY: identity,
+        TEST_SLOW_WRITE_HOLD_MS: String(WRITE_HOLD_MS),
+        WORKER_STICKY_QUEUE_TIMEOUT_MS: String(STICKY_QUEUE_TIMEOUT_MS),
+      }, children);
       workerByIdentity.set(identity, proc);
     }),
   );

@@ -85,6 +85,8 @@ describe('runtime configuration', () => {
       const { worker } = loadConfig(local);
       expect(worker).toEqual({ ...WORKER_TUNING_DEFAULTS });
       expect(workerTuningOptions(worker)).toEqual({
+        stickyQueueScheduleToStartTimeout: 10_000,
+        shutdownGraceTime: 0,
         maxCachedWorkflows: WORKER_TUNING_DEFAULTS.maxCachedWorkflows,
         maxConcurrentWorkflowTaskExecutions: WORKER_TUNING_DEFAULTS.maxConcurrentWorkflowTasks,
         maxConcurrentActivityTaskExecutions: WORKER_TUNING_DEFAULTS.maxConcurrentActivities,
@@ -99,8 +101,12 @@ describe('runtime configuration', () => {
         WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '20',
         WORKER_MAX_CONCURRENT_ACTIVITIES: '50',
         WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: '30',
+        WORKER_STICKY_QUEUE_TIMEOUT_MS: '2000',
+        WORKER_SHUTDOWN_GRACE_MS: '15000',
       });
       expect(workerTuningOptions(worker)).toEqual({
+        stickyQueueScheduleToStartTimeout: 2_000,
+        shutdownGraceTime: 15_000,
         maxCachedWorkflows: 300,
         maxConcurrentWorkflowTaskExecutions: 20,
         maxConcurrentActivityTaskExecutions: 50,
@@ -110,7 +116,12 @@ describe('runtime configuration', () => {
 
     it('uses the resource-based tuner when both of its targets are set, keeping the cache size', () => {
       const { worker } = loadConfig({ ...local, WORKER_TUNER_TARGET_MEMORY_USAGE: '0.8', WORKER_TUNER_TARGET_CPU_USAGE: '0.9', WORKER_MAX_CACHED_WORKFLOWS: '100' });
-      expect(workerTuningOptions(worker)).toEqual({ maxCachedWorkflows: 100, tuner: { tunerOptions: { targetMemoryUsage: 0.8, targetCpuUsage: 0.9 } } });
+      expect(workerTuningOptions(worker)).toEqual({
+        stickyQueueScheduleToStartTimeout: 10_000,
+        shutdownGraceTime: 0,
+        maxCachedWorkflows: 100,
+        tuner: { tunerOptions: { targetMemoryUsage: 0.8, targetCpuUsage: 0.9 } },
+      });
     });
 
     it('names the variable of each invalid value', () => {
@@ -121,12 +132,16 @@ describe('runtime configuration', () => {
         WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: '-3',
         WORKER_TUNER_TARGET_MEMORY_USAGE: '80%',
         WORKER_TUNER_TARGET_CPU_USAGE: '1.5',
+        WORKER_STICKY_QUEUE_TIMEOUT_MS: '500',
+        WORKER_SHUTDOWN_GRACE_MS: '-1',
       });
       expect(error.problems.map((p) => p.source).sort()).toEqual([
         'WORKER_MAX_CACHED_WORKFLOWS',
         'WORKER_MAX_CONCURRENT_ACTIVITIES',
         'WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES',
         'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS',
+        'WORKER_SHUTDOWN_GRACE_MS',
+        'WORKER_STICKY_QUEUE_TIMEOUT_MS',
         'WORKER_TUNER_TARGET_CPU_USAGE',
         'WORKER_TUNER_TARGET_MEMORY_USAGE',
       ]);
