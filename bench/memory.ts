@@ -16,9 +16,17 @@
  *   as a warm recall of the same query;
  * - warm recalls, and the recall right after this worker's own write.
  *
+ * All of it with the configured embedder (EMBEDDING_MODEL, as the worker
+ * builds it). Then recall quality on the labelled recall set
+ * (evaluation/recall-set), per language, each set written to a database of
+ * its own and every case recalled through `recallMemories`: for the
+ * configured embedder, side by side for word hashing, and for Chinese also
+ * with the Chinese model (`--zh-embedder`) when the configured one is English.
+ *
  * The last line printed is one JSON object.
  *
  *   npx tsx bench/memory.ts [--queries 200] [--memories 2000] [--namespaces 50] [--others 100] [--cold-runs 3]
+ *                           [--zh-embedder local:bge-small-zh-v15-q] [--skip-latency] [--skip-quality]
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -28,14 +36,16 @@ import { parseArgs } from 'node:util';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import OpenAI from 'openai';
-import { OfflineEmbedder } from '../activities/memory/embedder';
+import { createEmbedder, OfflineEmbedder, type Embedder } from '../activities/memory/embedder';
 import { createMemoryActivities } from '../activities/memory/memory-activities';
 import type { MemoryActivities } from '../activities/memory/memory-activity-types';
 import { defaultMemoryConfig } from '../activities/memory/memory-config';
 import { MemoryRepository } from '../activities/memory/memory-repository';
 import type { MemoryNamespace } from '../activities/memory/memory-types';
+import { EN_RECALL_SET, ZH_RECALL_SET, type RecallSet } from '../evaluation/recall-set';
 import { ensureStack } from '../scripts/stack';
-import { BENCH_QUERIES, DAY, seedInputs } from './support/memory-seed';
+import { BENCH_QUERIES, DAY, seedInputs, type SeedInput } from './support/memory-seed';
+import { runRecallSet, type RecallSetRun } from './support/recall-set-bench';
 import { fullReadBreakdown } from './support/recall-load-breakdown';
 import { median, percentile, round } from './support/stats';
 import { intOption } from './support/int-option';
@@ -54,6 +64,9 @@ function options() {
       namespaces: { type: 'string', default: '50' },
       others: { type: 'string', default: '100' },
       'cold-runs': { type: 'string', default: '3' },
+      'zh-embedder': { type: 'string', default: 'local:bge-small-zh-v15-q' },
+      'skip-latency': { type: 'boolean', default: false },
+      'skip-quality': { type: 'boolean', default: false },
     },
   });
   return {
@@ -62,6 +75,9 @@ function options() {
     namespaces: intOption('namespaces', values.namespaces, 1, 10_000),
     others: intOption('others', values.others, 0, 100_000),
     coldRuns: intOption('cold-runs', values['cold-runs'], 1, 50),
+    zhEmbedder: values['zh-embedder'],
+    skipLatency: values['skip-latency'] ?? false,
+    skipQuality: values['skip-quality'] ?? false,
   };
 }
 
@@ -81,26 +97,116 @@ async function coldRecallInFreshProcess(mongoUri: string, namespace: MemoryNames
   return JSON.parse(last) as ColdChildReport;
 }
 
+type Options = ReturnType<typeof options>;
+
+/** As the worker builds it: EMBEDDING_MODEL and EMBEDDING_DIMS, an endpoint's OPENAI_BASE_URL and OPENAI_API_KEY. */
+function configuredEmbedder(embeddingModel = process.env.EMBEDDING_MODEL): Embedder {
+  const openai = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: process.env.OPENAI_API_KEY ?? 'unused', maxRetries: 2 });
+  const dims = process.env.EMBEDDING_DIMS ? Number(process.env.EMBEDDING_DIMS) : undefined;
+  return createEmbedder({ openai, embeddingModel, dimensions: dims });
+}
+
+/** The seed's texts embedded by the bench's embedder (the seed itself is built with word hashing). */
+async function embedSeed(inputs: SeedInput[], embedder: Embedder): Promise<SeedInput[]> {
+  if (embedder.id === new OfflineEmbedder().id) return inputs;
+  const vectors = await embedder.embed(inputs.map((s) => s.input.text));
+  return inputs.map((s, i) => ({ ...s, input: { ...s.input, embedding: vectors[i] ?? [], embedderId: embedder.id } }) as SeedInput);
+}
+
 async function main(): Promise<void> {
   const opts = options();
   const stack = await ensureStack({ log: (line) => log(`[stack] ${line}`) });
   const mongo = await new MongoClient(stack.mongoUri).connect();
   try {
+    const info = await mongo.db(DATABASE).admin().command({ buildInfo: 1 });
+    const backend = 'ferretdbVersion' in info || 'ferretdb' in info ? 'ferretdb' : `mongodb ${String(info.version)}`;
+    const embedder = configuredEmbedder();
+    const latency = opts.skipLatency ? {} : await latencyReport(mongo, stack.mongoUri, opts, embedder, backend);
+    const quality = opts.skipQuality ? undefined : await qualityReport(mongo, opts, embedder);
+    const report = {
+      ...latency,
+      ...(quality ? flatQuality(quality) : {}),
+      ...(quality ? { quality } : {}),
+      embedder: embedder.id,
+      backend,
+      // The machine is shared: the 1-minute load average at the end says how busy it was.
+      load_average: round(loadavg()[0] ?? 0, 2),
+    };
+    console.log(JSON.stringify(report));
+  } finally {
+    await mongo.close();
+  }
+}
+
+type QualityByLanguage = Record<'en' | 'zh', Record<string, RecallSetRun>>;
+
+/** The configured embedder's figures as flat keys (`top1_accuracy_en`, ...), and the Chinese model's for Chinese when it was run. */
+function flatQuality(quality: QualityByLanguage): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const language of ['en', 'zh'] as const) {
+    const runs = quality[language];
+    for (const [suffix, run] of [['', runs.configured], ['_chinese_model', runs.chinese_model]] as const) {
+      if (!run || (suffix !== '' && language !== 'zh')) continue;
+      out[`precision_at_strong_${language}${suffix}`] = run.precision_at_strong;
+      out[`recall_at_5_${language}${suffix}`] = run.recall_at_5;
+      out[`top1_accuracy_${language}${suffix}`] = run.top1_accuracy;
+    }
+  }
+  return out;
+}
+
+/** Each labelled set through `recallMemories`, in a database of its own per set and embedder (dropped before and after). */
+async function qualityReport(mongo: MongoClient, opts: Options, configured: Embedder): Promise<QualityByLanguage> {
+  const openai = new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'unused', maxRetries: 0 });
+  const offline = new OfflineEmbedder();
+  const now = new Date();
+  const out: QualityByLanguage = { en: {}, zh: {} };
+  let n = 0;
+  const run = async (set: RecallSet, embedder: Embedder): Promise<RecallSetRun> => {
+    const db = mongo.db(`${DATABASE}_q${n++}`);
+    await db.dropDatabase();
+    try {
+      const started = performance.now();
+      const result = await runRecallSet(db, openai, set, embedder, defaultMemoryConfig(), now);
+      log(`[bench] recall set ${set.language} with ${embedder.id} (strong ${result.thresholds.strong}, weak ${result.thresholds.weak}), ${set.cases.length} cases in ${round((performance.now() - started) / 1000, 1)} s: precision_at_strong ${result.precision_at_strong} (${result.strong_returned} strong), recall_at_5 ${result.recall_at_5}, top1_accuracy ${result.top1_accuracy}, forbidden returned ${result.forbidden_returned}`);
+      return result;
+    } finally {
+      await db.dropDatabase().catch(() => undefined);
+    }
+  };
+  for (const set of [EN_RECALL_SET, ZH_RECALL_SET]) {
+    out[set.language].configured = await run(set, configured);
+    out[set.language].offline_hash = configured.id === offline.id ? (out[set.language].configured as RecallSetRun) : await run(set, offline);
+  }
+  // An English model cannot judge the Chinese set; the Chinese model is measured beside it.
+  if (opts.zhEmbedder && opts.zhEmbedder !== process.env.EMBEDDING_MODEL) {
+    try {
+      out.zh.chinese_model = await run(ZH_RECALL_SET, configuredEmbedder(opts.zhEmbedder));
+    } catch (err) {
+      log(`[bench] the Chinese set with ${opts.zhEmbedder} was not run: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return out;
+}
+
+async function latencyReport(mongo: MongoClient, mongoUri: string, opts: Options, embedder: Embedder, backend: string) {
+  try {
     const db = mongo.db(DATABASE);
     await db.dropDatabase();
-    const info = await db.admin().command({ buildInfo: 1 });
-    const backend = 'ferretdbVersion' in info || 'ferretdb' in info ? 'ferretdb' : `mongodb ${String(info.version)}`;
     const repo = new MemoryRepository(db);
     await repo.ensureIndexes();
-    const embedder = new OfflineEmbedder();
     const now = new Date();
+    // A local model loads on its first call: a worker pays that at its first recall, not per recall.
+    const loadStarted = performance.now();
+    await embedder.embed(['warm up']);
+    const embedderLoadMs = performance.now() - loadStarted;
 
     const target: MemoryNamespace = { tenant: 'bench', user: 'big-user' };
     const seedStarted = performance.now();
     log(`[bench] seeding ${opts.memories} memories in ${JSON.stringify(target)} and ${opts.others} in each of ${opts.namespaces - 1} other namespaces (${backend})`);
-    await repo.forNamespace(target).importMany(seedInputs(opts.memories, 'bench-seed', now, embedder), now);
+    await repo.forNamespace(target).importMany(await embedSeed(seedInputs(opts.memories, 'bench-seed', now, new OfflineEmbedder()), embedder), now);
     for (let i = 1; i < opts.namespaces; i++) {
-      await repo.forNamespace({ tenant: `tenant-${i % 7}`, user: `user-${i}` }).importMany(seedInputs(opts.others, `bench-seed-${i}`, now, embedder), now);
+      await repo.forNamespace({ tenant: `tenant-${i % 7}`, user: `user-${i}` }).importMany(await embedSeed(seedInputs(opts.others, `bench-seed-${i}`, now, new OfflineEmbedder()), embedder), now);
     }
     const total = await db.collection('memories').countDocuments({});
     log(`[bench] seeded ${total} memories in ${round((performance.now() - seedStarted) / 1000, 1)} s`);
@@ -123,7 +229,7 @@ async function main(): Promise<void> {
 
     const cold: ColdChildReport[] = [];
     for (let i = 0; i < opts.coldRuns; i++) {
-      const report = await coldRecallInFreshProcess(stack.mongoUri, target, BENCH_QUERIES[i % BENCH_QUERIES.length] as string);
+      const report = await coldRecallInFreshProcess(mongoUri, target, BENCH_QUERIES[i % BENCH_QUERIES.length] as string);
       cold.push(report);
       log(`[bench] cold recall in a fresh process: ${round(report.first_recall_ms, 1)} ms (full reads: ${report.full_reads}); copy path ${JSON.stringify(report.parts)}`);
     }
@@ -151,9 +257,10 @@ async function main(): Promise<void> {
     const me = repo.forNamespace(target);
     for (let i = 0; i < 3; i++) {
       const text = `The user's reload probe ${i} is value ${i}.`;
+      const [embedding = []] = await embedder.embed([text]);
       const t = performance.now();
       await me.writeFact(
-        { subject: 'user', predicate: `reload probe ${i}`, key: `user|reload probe ${i}`, value: `value ${i}`, text, embedding: embedder.embedOne(text), embedderId: embedder.id, source: { sessionId: 'bench', turnId: `w-${i}`, messageIndex: 0, role: 'user', origin: 'user' }, statedAt: new Date(), expiresAt: new Date(Date.now() + DAY) },
+        { subject: 'user', predicate: `reload probe ${i}`, key: `user|reload probe ${i}`, value: `value ${i}`, text, embedding, embedderId: embedder.id, source: { sessionId: 'bench', turnId: `w-${i}`, messageIndex: 0, role: 'user', origin: 'user' }, statedAt: new Date(), expiresAt: new Date(Date.now() + DAY) },
         { actor: { by: 'extraction' }, now: new Date() },
       );
       writes.push(performance.now() - t);
@@ -188,18 +295,14 @@ async function main(): Promise<void> {
       memories_total: total,
       avg_strong: round(strong / opts.queries, 2),
       avg_weak: round(weak / opts.queries, 2),
-      embedder: embedder.id,
-      backend,
-      // The machine is shared: the 1-minute load average at the end says how busy it was.
-      load_average: round(loadavg()[0] ?? 0, 2),
+      embedder_load_ms: round(embedderLoadMs, 1),
     };
     log(`[bench] warm recall: median ${report.recall_ms_median} ms, p95 ${report.recall_ms_p95} ms (target p95 <= ${TARGET_P95_MS} ms), max ${report.recall_ms_max} ms`);
     log(`[bench] cold recall ${report.cold_recall_ms} ms (median of ${cold.length} fresh processes; target <= ${TARGET_COLD_MS} ms), against ${report.first_recall_full_read_ms} ms for a full read`);
     log(`[bench] recall right after an own write ${report.recall_after_own_write_ms_median} ms; the write itself ${report.write_ms_median} ms (medians of ${afterWrite.length})`);
-    console.log(JSON.stringify(report));
+    return report;
   } finally {
     await mongo.db(DATABASE).dropDatabase().catch(() => undefined);
-    await mongo.close();
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { MongoClient } from 'mongodb';
 import OpenAI from 'openai';
-import { OfflineEmbedder } from '../../activities/memory/embedder';
+import { createEmbedder } from '../../activities/memory/embedder';
 import { createMemoryActivities } from '../../activities/memory/memory-activities';
 import { defaultMemoryConfig } from '../../activities/memory/memory-config';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
@@ -28,12 +28,16 @@ async function main(): Promise<void> {
   });
   try {
     const db = mongo.db(database);
-    const openai = new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'unused', maxRetries: 0 });
+    // Only an endpoint embedder calls it; extraction does not run here.
+    const openai = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL ?? 'http://127.0.0.1:9/v1', apiKey: process.env.OPENAI_API_KEY ?? 'unused', maxRetries: 0 });
     const log = { debug: () => undefined, warn: (m: string) => void process.stderr.write(`${m}\n`) };
     const config = defaultMemoryConfig();
     // The worker's default cache, held here only to wait for a background reread (of a copy past its age) before closing.
     const cache = new RecallCache({ maxAgeMs: config.cacheMaxAgeMs, log });
-    const memory = createMemoryActivities({ db, openai, embedder: new OfflineEmbedder(), modelName: 'unused', config, cache, log });
+    // The embedder the parent seeded with (EMBEDDING_MODEL, inherited), loaded before the clock starts, as a worker loads it once.
+    const embedder = createEmbedder({ openai, embeddingModel: process.env.EMBEDDING_MODEL, dimensions: process.env.EMBEDDING_DIMS ? Number(process.env.EMBEDDING_DIMS) : undefined });
+    await embedder.embed(['warm up']);
+    const memory = createMemoryActivities({ db, openai, embedder, modelName: 'unused', config, cache, log });
     const started = performance.now();
     const result = await memory.recallMemories({ namespace, query, sessionId: 'bench-cold', turnId: 'turn-1' });
     const firstMs = performance.now() - started;
