@@ -1,38 +1,59 @@
 /**
- * Measures an embedder on the labelled calibration pairs and prints the
- * recall thresholds the rule in memory-calibration.ts derives from them.
+ * Calibrates an embedder's recall thresholds on the labelled recall set
+ * (evaluation/recall-set) and prints the figures the rule in
+ * evaluation/recall-set/calibrate-thresholds.ts gives, then the old check on
+ * the calibration pairs (bench/memory-calibration-pairs.ts), which still
+ * sets the word-hashing embedder's values.
  *
- *   npx tsx bench/memory-thresholds.ts                      offline embedder
- *   EMBEDDING_MODEL=text-embedding-3-small OPENAI_API_KEY=... npx tsx bench/memory-thresholds.ts
+ *   npx tsx bench/memory-thresholds.ts                                   the default embedder, on the English set
+ *   EMBEDDING_MODEL=local:bge-small-zh-v15-q npx tsx bench/memory-thresholds.ts --set zh
+ *   EMBEDDING_MODEL=text-embedding-3-small OPENAI_API_KEY=... npx tsx bench/memory-thresholds.ts --set en
  *
- * Set MEMORY_STRONG_THRESHOLD / MEMORY_WEAK_THRESHOLD from its output when
- * you use an embedder whose defaults were not measured here.
+ * The set is the embedder's language (`--set en|zh`, default en). Put the
+ * result in `defaultThresholds` (activities/memory/embedder.ts) and the
+ * figures in docs/memory.md, or set MEMORY_STRONG_THRESHOLD /
+ * MEMORY_WEAK_THRESHOLD for an embedder measured only on your machine.
+ * The last line printed is one JSON object.
  */
+import { parseArgs } from 'node:util';
 import OpenAI from 'openai';
 import { createEmbedder, defaultThresholds } from '../activities/memory/embedder';
-import { calibrate, quantile } from './memory-calibration';
+import { defaultMemoryConfig } from '../activities/memory/memory-config';
+import { EN_RECALL_SET, ZH_RECALL_SET } from '../evaluation/recall-set';
+import { calibrateThresholds, evaluateAt, type SweepRow } from '../evaluation/recall-set/calibrate-thresholds';
+import { embedSet, scoreCases } from '../evaluation/recall-set/recall-set-quality';
+import { calibrate } from './memory-calibration';
 import { CALIBRATION_PAIRS } from './memory-calibration-pairs';
 
+const row = (r: SweepRow) =>
+  `strong ${r.strong.toFixed(2)} weak ${r.weak.toFixed(2)}: precision_at_strong ${r.precision_at_strong ?? '-'} (${r.strong_returned}), recall_at_strong ${r.recall_at_strong}, recall_at_5 ${r.recall_at_5}, top1 ${r.top1_accuracy}, weak/case ${r.weak_per_case}, unanswerable clean ${r.unanswerable_clean}`;
+
 async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { set: { type: 'string', default: 'en' } } });
+  if (values.set !== 'en' && values.set !== 'zh') throw new Error(`--set must be en or zh, not ${values.set}`);
+  const set = values.set === 'zh' ? ZH_RECALL_SET : EN_RECALL_SET;
   const openai = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: process.env.OPENAI_API_KEY ?? 'not-needed', maxRetries: 2 });
   const dims = process.env.EMBEDDING_DIMS ? Number(process.env.EMBEDDING_DIMS) : undefined;
   const embedder = createEmbedder({ openai, embeddingModel: process.env.EMBEDDING_MODEL, dimensions: dims });
-  const result = await calibrate(embedder, CALIBRATION_PAIRS);
-  const describe = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return ['min', 0, 'p25', 0.25, 'median', 0.5, 'p75', 0.75, 'p95', 0.95, 'max', 0.999]
-      .reduce<string[]>((out, v, i, all) => (i % 2 === 0 ? [...out, `${v} ${quantile(s, all[i + 1] as number).toFixed(3)}`] : out), [])
-      .join(', ');
-  };
-  const pct = (x: number) => `${Math.round(x * 100)}%`;
-  console.log(`embedder ${result.embedderId}, ${result.related.length} related and ${result.unrelated.length} unrelated pairs`);
-  console.log(`related:   ${describe(result.related)}`);
-  console.log(`unrelated: ${describe(result.unrelated)}`);
-  console.log(`suggested strong ${result.strong}: recalls ${pct(result.recallAtStrong)} of related pairs, admits ${pct(result.falseAtStrong)} of unrelated`);
-  console.log(`suggested weak   ${result.weak}: recalls ${pct(result.recallAtWeak)} of related pairs (strong or weak), admits ${pct(result.falseAtWeak)} of unrelated`);
+  const config = defaultMemoryConfig();
+  const base = { maxStrong: config.maxStrong, maxStrongChars: config.maxStrongChars, maxWeak: config.maxWeak, maxWeakChars: config.maxWeakChars };
+  const now = new Date();
+
+  const scored = scoreCases(set, await embedSet(set, embedder), now);
+  const result = calibrateThresholds(set, scored, base, now);
+  console.log(`embedder ${embedder.id}, ${set.language} set: ${set.cases.length} cases, ${set.memories.length} memories`);
+  console.log('strong sweep (weak = strong):');
+  for (const r of result.strongSweep.filter((r) => r.strong_returned > 0 && Math.round(r.strong * 100) % 2 === 0)) console.log(`  ${row(r)}`);
+  console.log(`weak sweep (strong ${result.strong}):`);
+  for (const r of result.weakSweep.filter((r) => Math.round(r.weak * 100) % 5 === 0 || r.weak === result.weak)) console.log(`  ${row(r)}`);
+  console.log(`chosen: ${row(result.at)}`);
   const current = defaultThresholds(embedder.id);
-  console.log(`current defaults for this embedder: strong ${current.strong}, weak ${current.weak} (${current.basis})`);
-  console.log(JSON.stringify({ embedder: result.embedderId, strong: result.strong, weak: result.weak, recall_at_strong: result.recallAtStrong, recall_at_weak: result.recallAtWeak, false_at_strong: result.falseAtStrong, false_at_weak: result.falseAtWeak }));
+  const atCurrent = evaluateAt(set, scored, base, current.strong, Math.min(current.weak, current.strong), now);
+  console.log(`current defaults (${current.basis}): ${row(atCurrent)}`);
+
+  const pairs = await calibrate(embedder, CALIBRATION_PAIRS);
+  console.log(`calibration pairs (bench/memory-calibration-pairs.ts): the pairs' rule gives strong ${pairs.strong}, weak ${pairs.weak}`);
+  console.log(JSON.stringify({ embedder: embedder.id, set: set.language, strong: result.strong, weak: result.weak, at: result.at, current: atCurrent, pairs: { strong: pairs.strong, weak: pairs.weak } }));
 }
 
 main().catch((err: unknown) => {

@@ -57,6 +57,8 @@ export interface QualityFigures {
   recall_at_strong: number;
   /** Share of cases with nothing expected that got nothing strong back. */
   unanswerable_clean: number;
+  /** Weak-tier memories per case, on average: the hints' cost in attention. */
+  weak_per_case: number;
   /** Stale, superseded, deleted or other-namespace memories returned: must be 0. */
   forbidden_returned: number;
 }
@@ -76,7 +78,9 @@ export function qualityFigures(set: RecallSet, outcomes: CaseOutcome[]): Quality
   let unanswerable = 0;
   let clean = 0;
   let forbidden = 0;
+  let weakReturned = 0;
   for (const o of outcomes) {
+    weakReturned += o.weak.length;
     const c = caseById.get(o.caseId);
     const expected = new Set(o.expected);
     const ranked = [...o.strong, ...o.weak];
@@ -107,6 +111,7 @@ export function qualityFigures(set: RecallSet, outcomes: CaseOutcome[]): Quality
     recall_at_strong: ratio(expectedStrong, expectedTotal),
     unanswerable_clean: ratio(clean, unanswerable),
     forbidden_returned: forbidden,
+    weak_per_case: ratio(weakReturned, outcomes.length),
   };
 }
 
