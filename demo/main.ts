@@ -15,6 +15,7 @@ import { Runtime } from '@temporalio/worker';
 import { AgentClient } from '../client/agent-client';
 import { EventRenderer } from '../client/chat/render-events';
 import { paint } from '../client/chat/terminal-style';
+import { ensureConfiguredModel } from '../scripts/fetch-embedding-model';
 import { ensureStack } from '../scripts/stack';
 import { ScriptedModelServer } from '../scripted-model';
 import { createAgentWorker, type AgentWorkerHandle } from '../workers/agent-worker';
@@ -99,6 +100,7 @@ async function main(resources: Resources): Promise<void> {
   if (!scripted) out(s.dim(`  using model "${config.model.name}" at ${config.model.baseUrl}; confirmations are approved automatically`));
 
   out(s.dim('3/4 worker'));
+  await ensureConfiguredModel(config.model.embeddingModel, { log: (line) => out(s.dim(`  ${line}`)) });
   resources.worker = await createAgentWorker(config);
   const workerRun = resources.worker.run();
   resources.workerRun = workerRun;

@@ -31,6 +31,7 @@ import { ConfigError, loadConfig } from '../workers/config';
 import { temporalTransportOptions } from '../workers/temporal-connection-options';
 import { metricsBindAddress, prometheusTelemetry } from '../workers/telemetry';
 import { clientTracingInterceptors, tracingFromEnv } from '../workers/tracing';
+import { ensureConfiguredModel } from './fetch-embedding-model';
 import { ensureStack } from './stack';
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -73,6 +74,8 @@ async function main(started: Started): Promise<void> {
     ...(started.model ? { OPENAI_BASE_URL: started.model.baseUrl, MODEL_NAME: 'scripted-console' } : {}),
   });
   if (!scripted) out(`model: "${config.model.name}" at ${config.model.baseUrl}`);
+  // Like the stack, a local embedding model is installed on first use.
+  await ensureConfiguredModel(config.model.embeddingModel, { log: (line) => out(`  ${line}`) });
 
   const tracing = tracingFromEnv(process.env, 'durable-agent');
   if (tracing) out('traces: exported over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)');

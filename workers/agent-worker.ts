@@ -47,14 +47,6 @@ export interface AgentWorkerOverrides {
 
 /** Connects every dependency named in the config and creates a worker for the session workflow. */
 export async function createAgentWorker(config: RuntimeConfig, overrides: AgentWorkerOverrides = {}): Promise<AgentWorkerHandle> {
-  const mongo = await connectMongo(config);
-  const db = mongo.db(config.mongodb.database);
-  await ensureMeetingIndexes(db);
-  await new SessionArchiveRepository(db).ensureIndexes();
-  await new MemoryRepository(db).ensureIndexes();
-  await new UsageStore(db).ensureIndexes();
-  await new PromptPartStore(db).ensureIndexes();
-  const pricing = overrides.pricing ?? priceTableFromEnv(process.env);
   const openai = new OpenAI({
     baseURL: config.model.baseUrl,
     // Local OpenAI-compatible servers often need no key; the SDK insists on a string.
@@ -63,10 +55,19 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     maxRetries: 0,
   });
   // One embedder per worker, so its recall cache and vector space are shared by every session.
+  // Made before any connection: a local model whose files are missing stops the start here, naming the fetch command.
   const memory = {
     embedder: createEmbedder({ openai, embeddingModel: config.model.embeddingModel, dimensions: config.memory.embeddingDims }),
     config: config.memory,
   };
+  const mongo = await connectMongo(config);
+  const db = mongo.db(config.mongodb.database);
+  await ensureMeetingIndexes(db);
+  await new SessionArchiveRepository(db).ensureIndexes();
+  await new MemoryRepository(db).ensureIndexes();
+  await new UsageStore(db).ensureIndexes();
+  await new PromptPartStore(db).ensureIndexes();
+  const pricing = overrides.pricing ?? priceTableFromEnv(process.env);
   let mcp: McpRuntime | undefined;
   if (config.mcp.configPath && !overrides.toolSource) {
     // Connections are made once here and shared by every session this worker runs.

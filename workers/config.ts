@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { LOCAL_CHOICES, LOCAL_PREFIX, parseEmbedderChoice } from '../activities/memory/embedder-choice';
+import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS } from '../activities/memory/local-models';
 import { MemoryConfig } from '../activities/memory/memory-config';
 import { keyListProblems, keyMaterialStrings, parseKeyList } from '../codec/encryption-keys';
 import { WorkerTuning, workerTuningProblems } from './worker-tuning';
@@ -110,7 +112,11 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
   'model.baseUrl': { env: 'OPENAI_BASE_URL', kind: 'string', fix: 'set OPENAI_BASE_URL to the API root, e.g. http://127.0.0.1:11434/v1 for Ollama' },
   'model.apiKey': { env: 'OPENAI_API_KEY', kind: 'string', fix: 'set OPENAI_API_KEY' },
   'model.name': { env: 'MODEL_NAME', kind: 'string', fix: 'set MODEL_NAME to a model the server serves, e.g. gpt-4o-mini' },
-  'model.embeddingModel': { env: 'EMBEDDING_MODEL', kind: 'string', fix: 'set EMBEDDING_MODEL, e.g. text-embedding-3-small' },
+  'model.embeddingModel': {
+    env: 'EMBEDDING_MODEL',
+    kind: 'string',
+    fix: `set EMBEDDING_MODEL to ${LOCAL_CHOICES.join(', ')} or a model of the embeddings endpoint (e.g. text-embedding-3-small), or unset it for ${LOCAL_PREFIX}${DEFAULT_LOCAL_MODEL}`,
+  },
   'model.requestTimeoutMs': { env: 'MODEL_REQUEST_TIMEOUT_MS', kind: 'int', fix: 'set MODEL_REQUEST_TIMEOUT_MS to a positive integer of milliseconds' },
   'limits.maxSteps': { env: 'AGENT_MAX_STEPS', kind: 'int', fix: 'set AGENT_MAX_STEPS to an integer from 1 to 50' },
   'limits.toolTimeoutMs': { env: 'TOOL_TIMEOUT_MS', kind: 'int', fix: 'set TOOL_TIMEOUT_MS to a positive integer of milliseconds' },
@@ -283,6 +289,19 @@ export function loadConfig(env: Env = process.env): RuntimeConfig {
         source: 'OPENAI_API_KEY',
         message: 'is required when talking to api.openai.com',
         fix: 'set OPENAI_API_KEY, or set OPENAI_BASE_URL to an OpenAI-compatible server that needs no key',
+      });
+    }
+  }
+  if (result.success) {
+    const choice = parseEmbedderChoice(result.data.model.embeddingModel);
+    if (choice.kind === 'invalid') {
+      problems.push({ field: 'model.embeddingModel', source: sources.get('model.embeddingModel') ?? 'config file', message: choice.message, fix: FIELDS['model.embeddingModel']?.fix ?? '' });
+    } else if (choice.kind === 'local' && result.data.memory.embeddingDims !== undefined) {
+      problems.push({
+        field: 'memory.embeddingDims',
+        source: sources.get('memory.embeddingDims') ?? 'config file',
+        message: `does not apply to the local model ${choice.name}, whose vectors have ${LOCAL_MODELS[choice.name].dims} dimensions`,
+        fix: 'unset EMBEDDING_DIMS, or set EMBEDDING_MODEL=offline-hash or an endpoint model it applies to',
       });
     }
   }

@@ -1,6 +1,8 @@
 import type OpenAI from 'openai';
 import { offlineEmbedding } from '../../scripted-model/offline-embedding';
 import { classifyModelError } from '../model-activities';
+import { parseEmbedderChoice } from './embedder-choice';
+import { LocalEmbedder } from './local-embedder';
 
 /**
  * Turns texts into vectors. The id names the vector space: memories embedded
@@ -135,9 +137,23 @@ const DEFAULT_THRESHOLDS: RecallThresholds = {
   basis: 'general defaults for dense sentence embeddings; measure yours with bench/memory-thresholds.ts',
 };
 
+/**
+ * Per local model, by embedder id. First-pass values: the English models by
+ * the rule in bench/memory-calibration.ts on bench/memory-calibration-pairs.ts
+ * (EMBEDDING_MODEL=local:<name> npx tsx bench/memory-thresholds.ts); the
+ * Chinese model, whose scores on English pairs say nothing, read off the
+ * Chinese cases of the labelled recall set. Edit here when recalibrating.
+ */
+const LOCAL_THRESHOLDS: Record<string, RecallThresholds> = {
+  'local:all-minilm-l6-v2': { strong: 0.45, weak: 0.4, basis: 'first pass on the labelled calibration pairs (docs/memory.md, "Embedders")' },
+  'local:all-minilm-l6-v2-q': { strong: 0.45, weak: 0.35, basis: 'first pass on the labelled calibration pairs (docs/memory.md, "Embedders")' },
+  'local:bge-small-zh-v15-q': { strong: 0.5, weak: 0.4, basis: 'first pass on the Chinese cases of the labelled recall set (docs/memory.md, "Embedders")' },
+};
+
 /** Default thresholds for an embedder id; configuration may override either value. */
 export function defaultThresholds(embedderId: string): RecallThresholds {
-  return embedderId.startsWith('offline-hash-') ? OFFLINE_THRESHOLDS : DEFAULT_THRESHOLDS;
+  if (embedderId.startsWith('offline-hash-')) return OFFLINE_THRESHOLDS;
+  return LOCAL_THRESHOLDS[embedderId] ?? DEFAULT_THRESHOLDS;
 }
 
 export function resolveThresholds(embedderId: string, overrides: { strongThreshold?: number; weakThreshold?: number }): RecallThresholds {
@@ -149,8 +165,26 @@ export function resolveThresholds(embedderId: string, overrides: { strongThresho
   return { strong, weak, basis: 'configured (MEMORY_STRONG_THRESHOLD / MEMORY_WEAK_THRESHOLD)' };
 }
 
-/** The configured embedder: the embeddings endpoint when EMBEDDING_MODEL is set, otherwise the offline one. */
+/**
+ * The configured embedder (EMBEDDING_MODEL, see embedder-choice.ts): a local
+ * model by default, word hashing for `offline-hash`, the embeddings endpoint
+ * for any other name. A local model whose files are missing throws
+ * LocalModelMissingError naming the command that fetches them.
+ */
 export function createEmbedder(options: { openai: OpenAI; embeddingModel?: string; dimensions?: number }): Embedder {
-  if (options.embeddingModel) return new OpenAIEmbedder(options.openai, options.embeddingModel, options.dimensions);
-  return new OfflineEmbedder(options.dimensions ?? 256);
+  const choice = parseEmbedderChoice(options.embeddingModel);
+  switch (choice.kind) {
+    case 'local':
+      return new LocalEmbedder(choice.name);
+    case 'offline-hash':
+      return new OfflineEmbedder(options.dimensions ?? 256);
+    case 'endpoint':
+      return new OpenAIEmbedder(options.openai, choice.model, options.dimensions);
+    case 'invalid':
+      throw new Error(`EMBEDDING_MODEL=${options.embeddingModel ?? ''} ${choice.message}`);
+    default: {
+      const never: never = choice;
+      throw new Error(`unknown embedder choice ${JSON.stringify(never)}`);
+    }
+  }
 }

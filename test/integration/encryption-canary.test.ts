@@ -47,6 +47,8 @@ beforeAll(async () => {
       MODEL_NAME: 'scripted',
       MAINTENANCE_EVERY_MS: '0',
       PAYLOAD_ENCRYPTION_KEYS: env.config.encryption.keys,
+      // The memory is seeded with the fixtures' word-hashing vectors, so the worker embeds queries the same way.
+      EMBEDDING_MODEL: 'offline-hash',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

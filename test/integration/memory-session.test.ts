@@ -7,7 +7,8 @@ import type { ChatRequest, StepResponse } from '../../scripted-model';
 
 let env: TestEnv;
 beforeAll(async () => {
-  env = await startTestEnv({ name: 'memsession' });
+  // Memories are seeded with the fixtures' word-hashing vectors, so the worker embeds queries the same way.
+  env = await startTestEnv({ name: 'memsession', configEnv: { EMBEDDING_MODEL: 'offline-hash' } });
   await new MemoryRepository(env.db).ensureIndexes();
 });
 afterAll(async () => {

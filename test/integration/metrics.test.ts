@@ -22,7 +22,8 @@ const log: ProbeLog = { runs: [] };
 let env: TestEnv;
 
 beforeAll(async () => {
-  env = await startTestEnv({ name: 'metrics', extraTools: probeTools(log), workerOptions: { maxCachedWorkflows: 0 } });
+  // Memories are seeded with the fixtures' word-hashing vectors, so the worker embeds queries the same way.
+  env = await startTestEnv({ name: 'metrics', extraTools: probeTools(log), workerOptions: { maxCachedWorkflows: 0 }, configEnv: { EMBEDDING_MODEL: 'offline-hash' } });
 });
 
 afterAll(async () => {

@@ -84,7 +84,8 @@ export async function recordScenario(scenario: Scenario, outDir = HISTORIES_DIR)
   let mcpEventsPath: string | undefined;
   // Recorded histories stay plain JSON, readable in review and replayed without the codec
   // (decoding passes plain payloads through, so an encrypting worker replays them too).
-  const configEnv: Record<string, string> = { PAYLOAD_ENCRYPTION_KEYS: '' };
+  // Scenarios seed memories with the fixtures' word-hashing vectors; the worker embeds queries the same way.
+  const configEnv: Record<string, string> = { PAYLOAD_ENCRYPTION_KEYS: '', EMBEDDING_MODEL: 'offline-hash' };
   if (scenario.env?.mcp) {
     const dir = tempDir(`replay-${scenario.name}`);
     mcpEventsPath = join(dir, 'events.jsonl');

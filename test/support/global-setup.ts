@@ -1,13 +1,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { ensureLocalModels } from '../../scripts/fetch-embedding-model';
 import { ensureStack } from '../../scripts/stack';
 
 /**
- * Brings the local stack up (reusing a running one) and bundles the workflow
- * code once, so each test file's worker starts in milliseconds.
+ * Brings the local stack up (reusing a running one), fetches the local
+ * embedding models (kept under .tools/models/; tests use the real ones), and
+ * bundles the workflow code once, so each test file's worker starts in milliseconds.
  */
 export default async function globalSetup(): Promise<void> {
+  await ensureLocalModels(undefined, { log: (line: string) => process.stderr.write(`[models] ${line}\n`) });
   const info = await ensureStack({ log: (line: string) => process.stderr.write(`[stack] ${line}\n`) });
   process.env.TEMPORAL_ADDRESS = info.temporalAddress;
   process.env.TEMPORAL_NAMESPACE = info.temporalNamespace;
