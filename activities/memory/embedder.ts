@@ -138,16 +138,16 @@ const DEFAULT_THRESHOLDS: RecallThresholds = {
 };
 
 /**
- * Per local model, by embedder id. First-pass values: the English models by
- * the rule in bench/memory-calibration.ts on bench/memory-calibration-pairs.ts
- * (EMBEDDING_MODEL=local:<name> npx tsx bench/memory-thresholds.ts); the
- * Chinese model, whose scores on English pairs say nothing, read off the
- * Chinese cases of the labelled recall set. Edit here when recalibrating.
+ * Per local model, by embedder id: calibrated on the labelled recall set of
+ * the model's language (evaluation/recall-set) by the rule in
+ * evaluation/recall-set/calibrate-thresholds.ts, `EMBEDDING_MODEL=local:<name>
+ * npx tsx bench/memory-thresholds.ts --set en|zh`. docs/memory.md, "Recall
+ * quality and thresholds", has the figures. Edit here when recalibrating.
  */
 const LOCAL_THRESHOLDS: Record<string, RecallThresholds> = {
-  'local:all-minilm-l6-v2': { strong: 0.45, weak: 0.4, basis: 'first pass on the labelled calibration pairs (docs/memory.md, "Embedders")' },
-  'local:all-minilm-l6-v2-q': { strong: 0.45, weak: 0.35, basis: 'first pass on the labelled calibration pairs (docs/memory.md, "Embedders")' },
-  'local:bge-small-zh-v15-q': { strong: 0.5, weak: 0.4, basis: 'first pass on the Chinese cases of the labelled recall set (docs/memory.md, "Embedders")' },
+  'local:all-minilm-l6-v2': { strong: 0.6, weak: 0.16, basis: 'calibrated on the English recall set: precision at strong never holds 0.9 below 0.6 (docs/memory.md, "Recall quality and thresholds")' },
+  'local:all-minilm-l6-v2-q': { strong: 0.46, weak: 0.16, basis: 'calibrated on the English recall set (docs/memory.md, "Recall quality and thresholds")' },
+  'local:bge-small-zh-v15-q': { strong: 0.58, weak: 0.37, basis: 'calibrated on the Chinese recall set: precision at strong never holds 0.9 below 0.58 (docs/memory.md, "Recall quality and thresholds")' },
 };
 
 /** Default thresholds for an embedder id; configuration may override either value. */
