@@ -40,7 +40,8 @@ const pageErrors: string[] = [];
 beforeAll(async () => {
   const built = await buildConsole();
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  env = await startTestEnv({ name: 'web', extraTools: probeTools(log) });
+  // Memories are seeded with the fixtures' word-hashing vectors, so the worker embeds queries the same way.
+  env = await startTestEnv({ name: 'web', extraTools: probeTools(log), configEnv: { EMBEDDING_MODEL: 'offline-hash' } });
   const entries: ApiTokenEntry[] = [];
   const add = (key: keyof typeof tokens, tenant: string, user: string, roles: Array<'user' | 'approver' | 'admin'>) => {
     const { token, entry } = mintToken({ tenant, user, roles });
