@@ -45,6 +45,7 @@ import type { MemoryNamespace } from '../activities/memory/memory-types';
 import { EN_RECALL_SET, ZH_RECALL_SET, type RecallSet } from '../evaluation/recall-set';
 import { ensureStack } from '../scripts/stack';
 import { BENCH_QUERIES, DAY, seedInputs, type SeedInput } from './support/memory-seed';
+import { recalledTiers } from './support/recalled-tiers';
 import { runRecallSet, type RecallSetRun } from './support/recall-set-bench';
 import { fullReadBreakdown } from './support/recall-load-breakdown';
 import { median, percentile, round } from './support/stats';
@@ -87,7 +88,7 @@ interface ColdChildReport {
   first_recall_ms: number;
   second_recall_ms: number;
   full_reads: number;
-  region: string;
+  tiers: string;
   parts: { entries: number; bytes: number; generation_ms: number; fetch_ms: number; bson_decode_ms: number; copy_decode_ms: number };
 }
 
@@ -237,7 +238,7 @@ async function latencyReport(mongo: MongoClient, mongoUri: string, opts: Options
     let coldMismatches = 0;
     for (const [i, report] of cold.entries()) {
       const warmResult = (await recall(BENCH_QUERIES[i % BENCH_QUERIES.length] as string, i)).result;
-      if (warmResult.region !== report.region) coldMismatches++;
+      if (recalledTiers(warmResult) !== report.tiers) coldMismatches++;
     }
 
     const warm: number[] = [];

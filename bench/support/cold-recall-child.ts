@@ -15,6 +15,7 @@ import { MemoryRepository } from '../../activities/memory/memory-repository';
 import { MemoryNamespace } from '../../activities/memory/memory-types';
 import { RecallCache } from '../../activities/memory/recall-cache';
 import { copyReadBreakdown } from './recall-load-breakdown';
+import { recalledTiers } from './recalled-tiers';
 
 async function main(): Promise<void> {
   const [uri, database, nsJson, query] = process.argv.slice(2);
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
     await memory.recallMemories({ namespace, query, sessionId: 'bench-cold', turnId: 'turn-2' });
     const secondMs = performance.now() - again;
     await cache.settled();
-    process.stdout.write(`${JSON.stringify({ first_recall_ms: firstMs, second_recall_ms: secondMs, full_reads: fullReads, region: result.region, parts })}\n`);
+    process.stdout.write(`${JSON.stringify({ first_recall_ms: firstMs, second_recall_ms: secondMs, full_reads: fullReads, tiers: recalledTiers(result), parts })}\n`);
   } finally {
     await mongo.close();
   }
