@@ -30,6 +30,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOWS_PATH, stackTracesFromEnv, workflowBundlerOptions } from '../workers/workflow-bundle';
 import { MongoClient } from 'mongodb';
 import { AgentClient } from '../client/agent-client';
 import { dataConverterFor } from '../codec/data-converter';
@@ -98,7 +99,7 @@ async function main(started: Started): Promise<void> {
   mkdirSync(dir, { recursive: true });
   started.bundlePath = join(dir, `workflow-bundle-${id}.js`);
   log('[bench] bundling the workflow code');
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietLogger });
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, ...workflowBundlerOptions(stackTracesFromEnv()), logger: quietLogger });
   writeFileSync(started.bundlePath, bundle.code);
 
   const model = await startChild('bench-model-process.ts', {

@@ -4,10 +4,12 @@
  * webpack over workflows/ at every start (measured by `npm run bench:cold-start`).
  * Default path: dist/workflow-bundle.js. Rebuild it with every change to the
  * workflow code; a worker with OpenTelemetry tracing on bundles at start anyway.
+ * WORKFLOW_STACK_TRACES=true builds it with the SDK's stack traces kept (workers/workflow-bundle.ts).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOWS_PATH, stackTracesFromEnv, workflowBundlerOptions } from '../workers/workflow-bundle';
 
 const noop = () => undefined;
 const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: (m: string) => process.stderr.write(`${m}\n`), log: noop };
@@ -15,7 +17,7 @@ const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: (
 /** Writes the bundle of workflows/ to `path` and returns the absolute path. */
 export async function buildWorkflowBundle(path: string): Promise<string> {
   const out = resolve(path);
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietLogger });
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, ...workflowBundlerOptions(stackTracesFromEnv()), logger: quietLogger });
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, bundle.code);
   return out;

@@ -19,6 +19,7 @@ import { ensureMaintenanceSchedule } from './maintenance-schedule';
 import { temporalTransportOptions } from './temporal-connection-options';
 import { workerTracingOptions, type Tracing } from './tracing';
 import { workerTuningOptions } from './worker-tuning';
+import { WORKFLOWS_PATH, workflowBundlerOptions } from './workflow-bundle';
 
 export interface AgentWorkerHandle {
   worker: Worker;
@@ -118,7 +119,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     // A prebuilt bundle lacks the tracing interceptors' workflow module: with tracing on, bundle here.
     ...(overrides.workflowBundlePath && !overrides.tracing
       ? { workflowBundle: { codePath: overrides.workflowBundlePath } }
-      : { workflowsPath: require.resolve('../workflows') }),
+      : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: workflowBundlerOptions(config.worker.workflowStackTraces) }),
     ...(overrides.tracing ? workerTracingOptions(overrides.tracing) : {}),
     activities,
     // Cancellation reaches an activity only in a heartbeat response; flushing heartbeats

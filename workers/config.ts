@@ -170,6 +170,11 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
     kind: 'int',
     fix: 'set WORKER_SHUTDOWN_GRACE_MS to milliseconds, 0 or more (how long running activities may finish after SIGTERM)',
   },
+  'worker.workflowStackTraces': {
+    env: 'WORKFLOW_STACK_TRACES',
+    kind: 'bool',
+    fix: 'set WORKFLOW_STACK_TRACES to true (the Web UI Stack Trace tab and stacks on workflow errors, at a CPU cost per workflow task) or false',
+  },
   'worker.tunerTargetMemoryUsage': {
     env: 'WORKER_TUNER_TARGET_MEMORY_USAGE',
     kind: 'number',

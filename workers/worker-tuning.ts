@@ -12,6 +12,7 @@ export const WORKER_TUNING_DEFAULTS = {
   maxConcurrentLocalActivities: 100,
   stickyQueueTimeoutMs: 10_000,
   shutdownGraceMs: 0,
+  workflowStackTraces: false,
 } as const;
 
 const SLOT_FIELDS = ['maxConcurrentWorkflowTasks', 'maxConcurrentActivities', 'maxConcurrentLocalActivities'] as const;
@@ -42,6 +43,12 @@ export const WorkerTuning = z.object({
    * another worker). 0 cancels them at once: a side-effecting tool with one attempt then fails.
    */
   shutdownGraceMs: z.number().int().min(0).default(WORKER_TUNING_DEFAULTS.shutdownGraceMs),
+  /**
+   * Keep the SDK's stack trace of every workflow promise (the Web UI's "Stack Trace" tab, stacks on
+   * errors thrown in workflow code). Off, workflow tasks skip that work (workflows/stack-trace-limit.ts).
+   * Applies where the worker bundles the workflows; a prebuilt bundle keeps what it was built with.
+   */
+  workflowStackTraces: z.boolean().default(WORKER_TUNING_DEFAULTS.workflowStackTraces),
   /** Resource-based tuner: the share of the machine's memory (0-1] the worker hands out slots up to. */
   tunerTargetMemoryUsage: z.number().gt(0).max(1).optional(),
   /** Resource-based tuner: the share of the machine's CPU (0-1] the worker hands out slots up to. */

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOWS_PATH, stackTracesFromEnv, workflowBundlerOptions } from '../../workers/workflow-bundle';
 import { ensureLocalModels } from '../../scripts/fetch-embedding-model';
 import { ensureStack } from '../../scripts/stack';
 
@@ -19,7 +20,7 @@ export default async function globalSetup(): Promise<void> {
 
   const dir = resolve(process.env.DURABLE_AGENT_DATA_DIR ?? join(process.cwd(), '.data'), 'test');
   mkdirSync(dir, { recursive: true });
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger });
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, ...workflowBundlerOptions(stackTracesFromEnv()), logger: quietLogger });
   const codePath = join(dir, 'workflow-bundle.js');
   writeFileSync(codePath, bundle.code);
   process.env.WORKFLOW_BUNDLE_PATH = codePath;

@@ -69,6 +69,8 @@ export interface TestEnvOptions {
   pricing?: { prices: PriceTable; currency: string };
   /** Daily budgets per tenant and user. */
   budgets?: Budgets;
+  /** Bundle the workflows at worker start with this env's config, instead of loading the suite's prebuilt bundle. */
+  bundleAtStart?: boolean;
 }
 
 export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): Promise<TestEnv> {
@@ -90,7 +92,7 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
   const db = mongo.db(config.mongodb.database);
   const workers: AgentWorkerHandle[] = [];
   const startWorker = async (extraTools = options.extraTools) => {
-    const handle = await createAgentWorker(config, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger, ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}), ...(options.tracing ? { tracing: options.tracing } : {}), ...(options.pricing ? { pricing: options.pricing } : {}), ...(options.budgets ? { budgets: options.budgets } : {}) });
+    const handle = await createAgentWorker(config, { workflowBundlePath: options.bundleAtStart ? undefined : process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger, ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}), ...(options.tracing ? { tracing: options.tracing } : {}), ...(options.pricing ? { pricing: options.pricing } : {}), ...(options.budgets ? { budgets: options.budgets } : {}) });
     void handle.run();
     workers.push(handle);
     return handle;
