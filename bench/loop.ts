@@ -154,9 +154,12 @@ async function main(started: Started): Promise<void> {
 
   printReport(
     { turns: opts.turns, stepsPerTurn: opts.steps, targetMs: TARGET_MS, plainMs, workflowMs, floorMs, breakdown, workerMetrics },
-    (line) => void process.stdout.write(`${line}\n`),
+    (line) => void report.push(line),
   );
 }
+
+/** The report, printed once the worker and sessions are shut down: their late log lines must not follow the JSON line. */
+const report: string[] = [];
 
 /** Worker histograms of the session worker and, for comparison, the floor's (one runtime: told apart by task queue). */
 function workerMetricsOf(taskQueue: string, floorQueue: string) {
@@ -183,7 +186,10 @@ const started: Started = {};
 main(started)
   .finally(() => shutdown(started))
   .then(
-    () => process.exit(0),
+    () => {
+      // Exit once written: on a pipe, a write still pending at exit is lost.
+      process.stdout.write(report.map((line) => `${line}\n`).join(''), () => process.exit(0));
+    },
     (err: unknown) => {
       process.stderr.write(`bench:loop failed: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exit(1);
