@@ -137,6 +137,9 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
   'memory.maxWeakChars': { env: 'MEMORY_MAX_WEAK_CHARS', kind: 'int', fix: 'set MEMORY_MAX_WEAK_CHARS to a character count from 0 to 20000' },
   'memory.embeddingDims': { env: 'EMBEDDING_DIMS', kind: 'int', fix: 'set EMBEDDING_DIMS to a vector length the embedding model supports, e.g. 256 or 1536' },
   'memory.cacheMaxAgeMs': { env: 'MEMORY_CACHE_MAX_AGE_MS', kind: 'int', fix: 'set MEMORY_CACHE_MAX_AGE_MS to milliseconds, 0 or more' },
+  'memory.auditRetentionDays': { env: 'MEMORY_AUDIT_RETENTION_DAYS', kind: 'int', fix: 'set MEMORY_AUDIT_RETENTION_DAYS to a whole number of days, at least 1' },
+  'memory.vectorSearch': { env: 'MEMORY_VECTOR_SEARCH', kind: 'string', fix: 'set MEMORY_VECTOR_SEARCH to auto, atlas or local' },
+  'memory.vectorSearchIndex': { env: 'MEMORY_VECTOR_INDEX', kind: 'string', fix: 'set MEMORY_VECTOR_INDEX to the name of the Atlas Vector Search index on memories' },
   'maintenance.scheduleEveryMs': { env: 'MAINTENANCE_EVERY_MS', kind: 'int', fix: 'set MAINTENANCE_EVERY_MS to milliseconds between sweeps, or 0 to not create the schedule' },
   'encryption.keys': {
     env: 'PAYLOAD_ENCRYPTION_KEYS',

@@ -18,12 +18,13 @@ import type {
   RecallMemoriesResult,
   SweepExpiredMemoriesInput,
 } from './memory-activity-types';
-import type { MemoryConfig } from './memory-config';
+import { auditRetentionMs, type MemoryConfig } from './memory-config';
 import { activityLog, type MemoryLog } from './memory-log';
 import { MemoryRepository, viewOf, type ScopedMemories } from './memory-repository';
-import { MemoryId, MemoryNamespace } from './memory-types';
+import { MemoryId, MemoryNamespace, type MemoryDocError } from './memory-types';
 import { formatRecallRegion, queryScorer, recallTiers, type ScoredMemory } from './recall';
 import { RecallCache } from './recall-cache';
+import { isUnsupportedSearch, mapVectorHits, vectorSearchLimits } from './vector-search';
 
 export interface MemoryActivityDeps {
   db: Db;
@@ -63,6 +64,66 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
     maxWeakChars: deps.config.maxWeakChars,
   };
   const warnedGenerations = new Map<string, number>();
+  const vectorSearch = repo.vectorSearchProbe(deps.config.vectorSearch, deps.config.vectorSearchIndex, log);
+  const atlasLimits = vectorSearchLimits(deps.config.maxStrong, deps.config.maxWeak);
+  const warnedOtherEmbedder = new Map<string, number>();
+
+  /**
+   * Ranks on the server with Atlas `$vectorSearch`; null when the server
+   * turns out not to support it (the probe then sends every later recall to
+   * the local path).
+   */
+  async function atlasRanked(scope: ScopedMemories, vector: number[], now: Date): Promise<{ scored: ScoredMemory[]; belowWeak: number; otherEmbedder: number; malformed: number } | null> {
+    try {
+      const [hits, otherEmbedder] = await Promise.all([
+        scope.vectorSearch({ index: deps.config.vectorSearchIndex, embedderId: deps.embedder.id, queryVector: vector, now, ...atlasLimits }),
+        scope.countOtherEmbedders(deps.embedder.id, now),
+      ]);
+      const mapped = mapVectorHits(hits, { nsKey: scope.nsKey, embedderId: deps.embedder.id, now, weak: policy.weak });
+      if (mapped.rejected.length > 0) log.warn('vector search hits left out of recall', { count: mapped.rejected.length, hits: mapped.rejected.slice(0, 10) });
+      return { scored: mapped.scored, belowWeak: mapped.belowWeak, otherEmbedder, malformed: mapped.rejected.length };
+    } catch (err) {
+      if (!isUnsupportedSearch(err)) throw err;
+      vectorSearch.fallBack(err);
+      return null;
+    }
+  }
+
+  /** Tiers, caps and formats what either path ranked, and reports what it left out. */
+  function finish(
+    result: RecallMemoriesResult,
+    scope: ScopedMemories,
+    ranked: { scored: ScoredMemory[]; belowWeak: number; otherEmbedder: number; malformed: number; malformedErrors: MemoryDocError[]; generation: number; fromCache: boolean },
+    now: Date,
+    started: number,
+  ): RecallMemoriesResult {
+    if (ranked.malformedErrors.length > 0 && warnedGenerations.get(scope.nsKey) !== ranked.generation) {
+      warnedGenerations.set(scope.nsKey, ranked.generation);
+      log.warn('malformed memory documents skipped in recall', {
+        count: ranked.malformedErrors.length,
+        errors: ranked.malformedErrors.slice(0, 10).map((e) => e.message),
+      });
+    }
+    // A half-finished re-embed (reembed.ts): memories still holding another model's vectors are never ranked with this one's.
+    if (ranked.otherEmbedder > 0 && warnedOtherEmbedder.get(scope.nsKey) !== ranked.otherEmbedder) {
+      warnedOtherEmbedder.set(scope.nsKey, ranked.otherEmbedder);
+      log.warn('memories embedded by another embedder left out of recall; run npm run memory:reembed', { count: ranked.otherEmbedder, embedderId: deps.embedder.id });
+    }
+    result.skipped.otherEmbedder = ranked.otherEmbedder;
+    const tiers = recallTiers(ranked.scored, policy, now);
+    result.strong = tiers.strong;
+    result.weak = tiers.weak;
+    result.region = formatRecallRegion(tiers.strong, tiers.weak);
+    result.injectedIds = [...tiers.strong, ...tiers.weak].map((m) => m.shortId);
+    result.skipped.belowWeak = ranked.belowWeak + tiers.belowWeak;
+    result.skipped.overCap = tiers.overCap;
+    result.skipped.malformed = ranked.malformed;
+    result.cacheHit = ranked.fromCache;
+    result.tookMs = Math.round((performance.now() - started) * 1000) / 1000;
+    countMetric('recalls', { tier: result.strong.length > 0 ? 'strong' : result.weak.length > 0 ? 'weak' : 'none' });
+    observeMetric('recallSeconds', result.tookMs / 1000);
+    return result;
+  }
 
   return {
     /**
@@ -86,10 +147,17 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       const scope = scopeFor(repo, input.namespace);
       const now = clock();
       const signal = asyncLocalStorage.getStore()?.cancellationSignal;
+      // Decided once per worker (a resolved promise after the first recall).
+      if ((await vectorSearch.path()) === 'atlas') {
+        const [vector] = await deps.embedder.embed([input.query], { signal });
+        const atlas = await atlasRanked(scope, vector ?? [], now);
+        if (atlas) return finish({ ...result, recallPath: 'atlas' }, scope, { ...atlas, generation: -1, fromCache: false, malformedErrors: [] }, now, started);
+      }
       // The generation read goes out first (and on a cold worker the stored copy's); embedding and scoring the cached copy overlap with it.
       const generation = scope.generation();
       generation.catch(() => undefined);
-      const scorer = deps.embedder.embed([input.query], { signal }).then(([vector]) => queryScorer(vector ?? []));
+      const embedded = deps.embedder.embed([input.query], { signal }).then(([vector]) => vector ?? []);
+      const scorer = embedded.then((vector) => queryScorer(vector));
       const outcome = await cache.compute(scope, now, generation, scorer, (entries, score) => {
         // Only memories at or above the weak threshold become objects to rank; the rest are just counted.
         const scored: ScoredMemory[] = [];
@@ -120,28 +188,9 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
         }
         return { scored, belowWeak, otherEmbedder };
       });
-      if (outcome.malformed.length > 0 && warnedGenerations.get(scope.nsKey) !== outcome.generation) {
-        warnedGenerations.set(scope.nsKey, outcome.generation);
-        log.warn('malformed memory documents skipped in recall', {
-          count: outcome.malformed.length,
-          errors: outcome.malformed.slice(0, 10).map((e) => e.message),
-        });
-      }
-      const { scored, belowWeak } = outcome.value;
-      result.skipped.otherEmbedder = outcome.value.otherEmbedder;
-      const tiers = recallTiers(scored, policy, now);
-      result.strong = tiers.strong;
-      result.weak = tiers.weak;
-      result.region = formatRecallRegion(tiers.strong, tiers.weak);
-      result.injectedIds = [...tiers.strong, ...tiers.weak].map((m) => m.shortId);
-      result.skipped.belowWeak = belowWeak + tiers.belowWeak;
-      result.skipped.overCap = tiers.overCap;
-      result.skipped.malformed = outcome.malformed.length;
-      result.cacheHit = outcome.fromCache;
-      result.tookMs = Math.round((performance.now() - started) * 1000) / 1000;
-      countMetric('recalls', { tier: result.strong.length > 0 ? 'strong' : result.weak.length > 0 ? 'weak' : 'none' });
-      observeMetric('recallSeconds', result.tookMs / 1000);
-      return result;
+      result.recallPath = 'local';
+      const { scored, belowWeak, otherEmbedder } = outcome.value;
+      return finish(result, scope, { scored, belowWeak, otherEmbedder, malformed: outcome.malformed.length, malformedErrors: outcome.malformed, generation: outcome.generation, fromCache: outcome.fromCache }, now, started);
     },
 
     /** Asks the model for candidates in the given turns, gates them and writes what passes. */
@@ -159,13 +208,19 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       return counts;
     },
 
-    /** Marks every memory past its expiry as expired (all namespaces); run by a Temporal Schedule. */
-    async sweepExpiredMemories(input: SweepExpiredMemoriesInput = {}): Promise<{ expired: number }> {
+    /**
+     * Marks every memory past its expiry as expired (all namespaces), then
+     * purges the content of memories deleted or expired longer than the audit
+     * retention ago and of older audit entries; run by a Temporal Schedule.
+     */
+    async sweepExpiredMemories(input: SweepExpiredMemoriesInput = {}): Promise<{ expired: number; purged: number; auditsScrubbed: number }> {
       const now = input.now ? new Date(input.now) : clock();
       if (Number.isNaN(now.getTime())) throw ApplicationFailure.nonRetryable(`now "${input.now}" is not an ISO date`, FailureType.SessionInputInvalid);
       const { expired } = await repo.sweepExpired(now, { onMalformed: (e) => log.warn('malformed memory left unexpired', { error: e.message }) });
       countMetric('memoriesExpired', {}, expired);
-      return { expired };
+      const purge = await repo.purgeEnded(now, auditRetentionMs(deps.config));
+      if (purge.purged + purge.auditsScrubbed + purge.copiesDropped > 0) log.debug('memory content purged after the audit retention', { ...purge });
+      return { expired, purged: purge.purged, auditsScrubbed: purge.auditsScrubbed };
     },
 
     /** The user's memories, newest first, for the client. */

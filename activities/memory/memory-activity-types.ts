@@ -52,6 +52,8 @@ export interface RecallMemoriesResult {
   cacheHit: boolean;
   /** Memories left out: below the weak threshold, over a cap, malformed in MongoDB, or embedded by another embedder. */
   skipped: { belowWeak: number; overCap: number; malformed: number; otherEmbedder: number };
+  /** Where the ranking ran: `atlas` ($vectorSearch on the server) or `local` (in the worker). */
+  recallPath?: 'atlas' | 'local';
 }
 
 export interface ExtractMemoriesInput {
@@ -141,7 +143,8 @@ export interface DeleteMemoryResult {
 export interface MemoryActivities {
   recallMemories(input: RecallMemoriesInput): Promise<RecallMemoriesResult>;
   extractMemories(input: ExtractMemoriesInput): Promise<ExtractionCounts>;
-  sweepExpiredMemories(input: SweepExpiredMemoriesInput): Promise<{ expired: number }>;
+  /** `purged`, `auditsScrubbed`: content removed after the audit retention (absent from results recorded before the purge existed). */
+  sweepExpiredMemories(input: SweepExpiredMemoriesInput): Promise<{ expired: number; purged?: number; auditsScrubbed?: number }>;
   listMemories(input: ListMemoriesInput): Promise<ListMemoriesResult>;
   deleteMemory(input: DeleteMemoryInput): Promise<DeleteMemoryResult>;
 }

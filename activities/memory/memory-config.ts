@@ -28,6 +28,19 @@ export const MemoryConfig = z.object({
   embeddingDims: z.number().int().min(8).max(8192).optional(),
   /** How long a worker trusts its cached copy of a namespace without a generation change. */
   cacheMaxAgeMs: z.number().int().min(0).default(60_000),
+  /**
+   * How long a deleted or expired memory's content, and any audit entry's
+   * content, is kept before the maintenance sweep purges it (memory-purge.ts).
+   */
+  auditRetentionDays: days.default(30),
+  /**
+   * Where recall ranks: `atlas` with MongoDB Atlas `$vectorSearch`, `local`
+   * in the worker (FerretDB, plain mongod), `auto` probes once per worker and
+   * uses Atlas when the index is there and queryable (vector-search.ts).
+   */
+  vectorSearch: z.enum(['auto', 'atlas', 'local']).default('auto'),
+  /** The Atlas Vector Search index on `memories` (created by `npm run memory:vector-index`). */
+  vectorSearchIndex: z.string().min(1).max(64).default('memory_vectors'),
 });
 export type MemoryConfig = z.infer<typeof MemoryConfig>;
 
@@ -35,6 +48,10 @@ export type MemoryConfig = z.infer<typeof MemoryConfig>;
 export const defaultMemoryConfig = (): MemoryConfig => MemoryConfig.parse({});
 
 const DAY_MS = 86_400_000;
+
+export function auditRetentionMs(config: MemoryConfig): number {
+  return config.auditRetentionDays * DAY_MS;
+}
 
 export function ttlMs(config: MemoryConfig, kind: 'fact' | 'preference' | 'intent'): number {
   switch (kind) {

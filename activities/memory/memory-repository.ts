@@ -1,4 +1,5 @@
-import type { Db, Filter } from 'mongodb';
+import type { Collection, Db, Document, Filter } from 'mongodb';
+import type { MemoryLog } from './memory-log';
 import { memoryIdFor, namespaceKey, sourceKeyOf } from './memory-identity';
 import {
   freshDoc,
@@ -13,8 +14,11 @@ import {
   type VersionFields,
 } from './memory-docs';
 import { sameValue } from './memory-normalize';
+import { isPurged } from './memory-purge';
+import { purgeEnded, type PurgeReport } from './memory-purge-sweep';
 import { cacheKeyOf, memoryCollections, NamespaceWriter, type Decision, type MemoryCollections, type WriteContext, type WriterOptions } from './memory-store';
 import type { StoredRecallCopy } from './recall-copy';
+import { vectorSearchPipeline, VectorSearchProbe, type VectorSearchQuery, type VectorSearchSetting } from './vector-search';
 import {
   MemoryDocError,
   MemoryNamespace,
@@ -30,6 +34,7 @@ import {
 } from './memory-types';
 
 export { MEMORIES_COLLECTION, MEMORY_AUDIT_COLLECTION, MEMORY_NAMESPACES_COLLECTION, MEMORY_RECALL_COPIES_COLLECTION, MemoryWriteConflictError, type WriteContext, type WriterOptions } from './memory-store';
+export type { PurgeReport } from './memory-purge-sweep';
 export { subscribeToNamespaceChanges, type NamespaceChange, type NamespaceChangeListener } from './namespace-changes';
 
 export type WriteOutcome = 'created' | 'overwritten' | 'reinforced' | 'unchanged';
@@ -78,7 +83,9 @@ export class MemoryRepository {
     await memories.createIndex({ ns: 1, status: 1, expiresAt: 1 }, { name: 'recall' });
     await memories.createIndex({ ns: 1, kind: 1, status: 1, updatedAt: -1 }, { name: 'list_and_contradictions' });
     await memories.createIndex({ status: 1, expiresAt: 1 }, { name: 'expiry_sweep' });
+    await memories.createIndex({ status: 1, updatedAt: 1 }, { name: 'purge_sweep' });
     await audits.createIndex({ memoryId: 1, version: 1 }, { name: 'by_memory' });
+    await audits.createIndex({ at: 1 }, { name: 'audit_retention' });
     await audits.createIndex({ ns: 1, at: -1 }, { name: 'by_namespace' });
   }
 
@@ -119,6 +126,16 @@ export class MemoryRepository {
       }
     }
     return { expired, malformed };
+  }
+
+  /** Decides, once, whether recall on this database goes to Atlas Vector Search (vector-search.ts). */
+  vectorSearchProbe(setting: VectorSearchSetting, index: string, log?: MemoryLog): VectorSearchProbe {
+    return new VectorSearchProbe(this.collections.memories as unknown as Collection<Document>, setting, index, log);
+  }
+
+  /** Purges the content of memories ended more than `retentionMs` ago, and of older audit entries (see `purgeEnded`). */
+  purgeEnded(now: Date, retentionMs: number, options: { batchSize?: number } = {}): Promise<PurgeReport> {
+    return purgeEnded(this, this.collections, now, retentionMs, options.batchSize ?? 500);
   }
 }
 
@@ -171,6 +188,16 @@ export class ScopedMemories {
     return this.parseAll(raws);
   }
 
+  /** Atlas `$vectorSearch` over this namespace's live memories of one embedder; hits unparsed (vector-search.ts maps them). */
+  async vectorSearch(q: Omit<VectorSearchQuery, 'nsKey'>): Promise<unknown[]> {
+    return this.collections.memories.aggregate(vectorSearchPipeline({ ...q, nsKey: this.nsKey })).toArray();
+  }
+
+  /** Live memories whose vectors are of another embedder (not yet re-embedded): left out of recall, counted. */
+  async countOtherEmbedders(embedderId: string, now: Date): Promise<number> {
+    return this.collections.memories.countDocuments(this.scoped({ status: 'active', expiresAt: { $gt: now }, embedderId: { $ne: embedderId } }));
+  }
+
   /** The namespace's stored recall copy, unparsed (recall-copy.ts parses it); null when there is none. One `_id` lookup. */
   async readRecallCopy(): Promise<unknown> {
     return this.collections.recallCopies.findOne({ _id: this.nsKey });
@@ -187,11 +214,12 @@ export class ScopedMemories {
 
   async get(id: string): Promise<MemoryDoc | null> {
     const raw = await this.collections.memories.findOne(this.scoped({ _id: id }));
-    return raw ? parseMemory(raw) : null;
+    return raw && !isPurged(raw) ? parseMemory(raw) : null;
   }
 
   async list(options: { kinds?: MemoryKind[]; statuses?: MemoryStatus[]; limit?: number } = {}): Promise<{ memories: MemoryDoc[]; malformed: MemoryDocError[] }> {
-    const filter: Filter<StoredMemory> = { status: { $in: options.statuses ?? ['active'] } };
+    // Purged memories have no content to list; their audit entries still say what happened.
+    const filter: Filter<StoredMemory> = { status: { $in: options.statuses ?? ['active'] }, purgedAt: { $exists: false } };
     if (options.kinds) filter.kind = { $in: options.kinds };
     const raws = await this.collections.memories
       .find(this.scoped(filter))
@@ -329,6 +357,30 @@ export class ScopedMemories {
       return { action: 'delete', reason, next: { ...current, status: 'deleted', updatedAt: ctx.now } };
     });
     return action === null ? null : seen.before;
+  }
+
+  /** Removes the content of one memory that ended at or before `endedBefore`; used by the purge sweep. */
+  purge(id: string, now: Date, endedBefore: Date): Promise<boolean> {
+    return this.writer.purge(id, now, endedBefore);
+  }
+
+  /** Bumps the generation with no memory changed, so every worker reads the namespace again. */
+  async invalidateCachedCopies(now: Date): Promise<void> {
+    await this.writer.invalidateCopies(now);
+  }
+
+  /**
+   * Replaces an active memory's vector with one from another embedder, when
+   * its text is still the text that was embedded (a write in between wins:
+   * it brought its own vector). Audited as `reembed`; content and times
+   * unchanged. Returns whether it wrote.
+   */
+  async reembed(id: string, text: string, vector: ArrayLike<number>, embedderId: string, now: Date): Promise<boolean> {
+    const action = await this.write(id, { actor: { by: 'maintenance' }, now }, (current) => {
+      if (!current || current.status !== 'active' || current.embedderId === embedderId || current.text !== text) return null;
+      return { action: 'reembed', reason: `re-embedded from ${current.embedderId} to ${embedderId}`, next: { ...current, embedding: toFloat32(vector), embedderId } };
+    });
+    return action !== null;
   }
 
   /** Marks one memory expired when its time has come; used by the sweep. */

@@ -1,6 +1,7 @@
 import { MongoServerError, type Collection, type Db } from 'mongodb';
 import { auditEntryFor, namespaceFields, toStored, type StoredAudit, type StoredMemory } from './memory-docs';
 import { notifyNamespaceChange } from './namespace-changes';
+import { isPurged, PURGEABLE_STATUSES, purgeAuditEntry, purgedDocOf, PurgedMemoryDoc } from './memory-purge';
 import type { StoredRecallCopy } from './recall-copy';
 import { parseMemory, snapshotOf, type AuditAction, type AuditActor, type MemoryChange, type MemoryDoc, type MemoryNamespace } from './memory-types';
 
@@ -141,10 +142,15 @@ export class NamespaceWriter {
   private async writeOnce(id: string, ctx: WriteContext, decide: (current: MemoryDoc | null) => Decision): Promise<AuditAction | null> {
     for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
       const raw = await this.collections.memories.findOne({ _id: id, ns: this.nsKey });
-      const current = raw ? parseMemory(raw) : null;
+      // A purged memory has no content to decide on: it reads as absent, but
+      // keeps its version line and its end, so only a statement made after it
+      // ended brings it back (as `newerThanEnd` does for an unpurged one).
+      const purged = raw && isPurged(raw) ? PurgedMemoryDoc.parse(raw) : null;
+      const current = raw && !purged ? parseMemory(raw) : null;
       const decision = decide(current);
       if (!decision) return null;
-      const version = (current?.version ?? 0) + 1;
+      if (purged && !(decision.next.statedAt > purged.updatedAt)) return null;
+      const version = (purged?.version ?? current?.version ?? 0) + 1;
       const change: MemoryChange = { action: decision.action, reason: decision.reason, before: current ? snapshotOf(current) : null, at: ctx.now, actor: ctx.actor };
       const next = { ...decision.next, _id: id, ns: this.nsKey, version } as MemoryDoc;
       if (next.status !== 'superseded') delete next.supersededBy;
@@ -158,6 +164,36 @@ export class NamespaceWriter {
       return decision.action;
     }
     throw new MemoryWriteConflictError(`memory ${this.nsKey}/${id} kept changing under ${MAX_WRITE_ATTEMPTS} attempts to write it; retry`);
+  }
+
+  /**
+   * Removes the content of a memory that ended (deleted or expired) at or
+   * before `endedBefore`: a new version claimed like any write, so a writer
+   * racing to bring the memory back either wins or finds it purged. False
+   * when there was nothing to purge.
+   */
+  purge(id: string, now: Date, endedBefore: Date): Promise<boolean> {
+    const run = async (): Promise<boolean> => {
+      for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
+        const raw = await this.collections.memories.findOne({ _id: id, ns: this.nsKey });
+        if (!raw || isPurged(raw) || !(PURGEABLE_STATUSES as readonly string[]).includes(raw.status) || !(raw.updatedAt <= endedBefore)) return false;
+        const purged = purgedDocOf(raw, now);
+        const claim: StoredAudit = { ...purgeAuditEntry(raw, purged, now), claimedAt: new Date(), pending: purged as unknown as StoredMemory };
+        if (!(await this.insertClaim(claim))) {
+          await this.settleClaim(claim._id, attempt);
+          continue;
+        }
+        await this.apply(claim);
+        return true;
+      }
+      throw new MemoryWriteConflictError(`memory ${this.nsKey}/${id} kept changing under ${MAX_WRITE_ATTEMPTS} attempts to purge it; retry`);
+    };
+    return this.serialize ? serialized(this.nsKey, run) : run();
+  }
+
+  /** Bumps the generation without a changed memory: every worker's cached copy of the namespace is read again. */
+  invalidateCopies(now: Date): Promise<number> {
+    return this.bumpGeneration(now, []);
   }
 
   private async insertClaim(claim: StoredAudit): Promise<boolean> {
@@ -204,7 +240,7 @@ export class NamespaceWriter {
   }
 
   /** Bumps the namespace's generation and tells this process's recall caches what changed. */
-  private async bumpGeneration(now: Date, changed: MemoryDoc[]): Promise<void> {
+  private async bumpGeneration(now: Date, changed: MemoryDoc[]): Promise<number> {
     let after: NamespaceDoc | null = null;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -221,5 +257,6 @@ export class NamespaceWriter {
     }
     // Awaited: a cache that holds this namespace stores its patched copy before the write returns.
     if (after) await notifyNamespaceChange({ nsKey: this.nsKey, cacheKey: cacheKeyOf(this.collections, this.nsKey), generation: after.generation, changed });
+    return after?.generation ?? 0;
   }
 }

@@ -42,24 +42,43 @@ export const MemorySource = z.object({
 export type MemorySource = z.infer<typeof MemorySource>;
 
 /**
- * Embeddings are stored as little-endian float32 bytes: a quarter of the size of
- * a BSON array of doubles, and decoded straight into the Float32Array recall scores.
+ * Embeddings are stored as BSON vectors (Binary subtype 9, float32: a dtype
+ * byte 0x27, a padding byte, then little-endian float32 values). That is a
+ * quarter of the size of a BSON array of doubles, decodes straight into the
+ * Float32Array recall scores, and is the form Atlas Vector Search indexes
+ * (`vector-search.ts`). Documents written before this format hold the bare
+ * little-endian bytes (subtype 0); both are read, the re-embed job rewrites
+ * old ones in the new form.
  */
 const StoredEmbedding = z
-  .instanceof(Binary, { message: 'must be BSON Binary (little-endian float32)' })
-  .refine((b) => b.position > 0 && b.position % 4 === 0, 'must hold a whole, non-zero number of float32 values')
+  .instanceof(Binary, { message: 'must be BSON Binary (float32 vector)' })
+  .refine((b) => embeddingByteLength(b) > 0, 'must hold a whole, non-zero number of float32 values')
   .transform((b) => decodeEmbedding(b));
 
+const FLOAT32_VECTOR_DTYPE = 0x27;
+
+/** Bytes of float32 values in a stored embedding; -1 when it is neither of the two stored forms. */
+function embeddingByteLength(b: Binary): number {
+  if (b.sub_type === Binary.SUBTYPE_VECTOR) {
+    const bytes = b.buffer.subarray(0, b.position);
+    if (bytes[0] !== FLOAT32_VECTOR_DTYPE || bytes[1] !== 0 || (b.position - 2) % 4 !== 0) return -1;
+    return b.position - 2;
+  }
+  return b.position % 4 === 0 ? b.position : -1;
+}
+
 export function encodeEmbedding(vector: ArrayLike<number>): Binary {
-  const view = new DataView(new ArrayBuffer(vector.length * 4));
-  for (let i = 0; i < vector.length; i++) view.setFloat32(i * 4, vector[i] ?? 0, true);
-  return new Binary(new Uint8Array(view.buffer));
+  const view = new DataView(new ArrayBuffer(2 + vector.length * 4));
+  view.setUint8(0, FLOAT32_VECTOR_DTYPE);
+  for (let i = 0; i < vector.length; i++) view.setFloat32(2 + i * 4, vector[i] ?? 0, true);
+  return new Binary(new Uint8Array(view.buffer), Binary.SUBTYPE_VECTOR);
 }
 
 export function decodeEmbedding(binary: Binary): Float32Array {
-  const bytes = binary.buffer.subarray(0, binary.position);
+  const offset = binary.sub_type === Binary.SUBTYPE_VECTOR ? 2 : 0;
+  const bytes = binary.buffer.subarray(offset, binary.position);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Float32Array(bytes.byteLength / 4);
+  const out = new Float32Array(Math.floor(bytes.byteLength / 4));
   for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(i * 4, true);
   return out;
 }
@@ -145,11 +164,13 @@ export const MemorySnapshot = z.object({
 });
 export type MemorySnapshot = z.infer<typeof MemorySnapshot>;
 
-export const AuditAction = z.enum(['create', 'overwrite', 'reinforce', 'supersede', 'expire', 'delete']);
+/** `reembed`: the same content under another embedder (reembed.ts). `purge`: content removed after the audit retention (memory-purge.ts). */
+export const AuditAction = z.enum(['create', 'overwrite', 'reinforce', 'supersede', 'expire', 'delete', 'reembed', 'purge']);
 export type AuditAction = z.infer<typeof AuditAction>;
 
 export const AuditActor = z.object({
-  by: z.enum(['extraction', 'user', 'tool', 'sweep', 'import']),
+  /** `maintenance`: a job run by an operator (re-embedding). */
+  by: z.enum(['extraction', 'user', 'tool', 'sweep', 'import', 'maintenance']),
   sessionId: z.string().optional(),
   turnId: z.string().optional(),
   toolCallId: z.string().optional(),
@@ -184,6 +205,8 @@ export const AuditDoc = z.object({
   actor: AuditActor,
   /** Wall-clock time the writer claimed this version; how long a stalled claim is waited for. */
   claimedAt: z.date().optional(),
+  /** Set when the entry's content (texts, values, reason) was removed after the audit retention. */
+  purgedAt: z.date().optional(),
 });
 export type AuditDoc = z.output<typeof AuditDoc>;
 

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
 import OpenAI from 'openai';
-import { OfflineEmbedder } from '../../activities/memory/embedder';
+import { OfflineEmbedder, type Embedder } from '../../activities/memory/embedder';
 import { createMemoryActivities } from '../../activities/memory/memory-activities';
 import type { MemoryActivities } from '../../activities/memory/memory-activity-types';
-import { defaultMemoryConfig } from '../../activities/memory/memory-config';
+import { defaultMemoryConfig, MemoryConfig } from '../../activities/memory/memory-config';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
+import { RecallCache } from '../../activities/memory/recall-cache';
 import { ScriptedModelServer } from '../../scripted-model';
 import type { FactInput, IntentInput, PreferenceInput } from '../../activities/memory/memory-docs';
 import type { MemorySource } from '../../activities/memory/memory-types';
@@ -93,4 +94,25 @@ export async function openMemoryHarness(name: string, clock: () => Date): Promis
       await close();
     },
   };
+}
+
+/**
+ * The memory activities over a database with no model behind them (recall, sweeps, lists), a cache
+ * of their own, the given embedder and configuration; their warnings go to `warnings`.
+ */
+export function memoryActivitiesOn(
+  db: Db,
+  options: { clock: () => Date; embedder?: Embedder; config?: Partial<MemoryConfig>; warnings?: string[] },
+): MemoryActivities {
+  const openai = new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'unused', maxRetries: 0 });
+  return createMemoryActivities({
+    db,
+    openai,
+    embedder: options.embedder ?? embedder,
+    modelName: 'unused',
+    config: MemoryConfig.parse(options.config ?? {}),
+    clock: options.clock,
+    cache: new RecallCache(),
+    log: { debug: () => undefined, warn: (message) => options.warnings?.push(message) },
+  });
 }

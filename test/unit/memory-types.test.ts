@@ -42,6 +42,17 @@ describe('memory documents', () => {
     expect(Array.from(decodeEmbedding(encodeEmbedding([1, -2.5])))).toEqual([1, -2.5]);
   });
 
+  it('embeddings are written as BSON float32 vectors (what Atlas indexes), and the older bare-bytes form still reads', () => {
+    const written = encodeEmbedding([0.25, -1, 3]);
+    expect(written.sub_type).toBe(Binary.SUBTYPE_VECTOR);
+    expect(Array.from(written.toFloat32Array())).toEqual([0.25, -1, 3]);
+    expect(Array.from(decodeEmbedding(Binary.fromFloat32Array(new Float32Array([0.5, 2]))))).toEqual([0.5, 2]);
+    const legacy = new Binary(new Uint8Array(new Float32Array([0.6, 0.8]).buffer));
+    expect(Array.from(parseMemory(storedFact({ embedding: legacy })).embedding).map((x) => Math.round(x * 10) / 10)).toEqual([0.6, 0.8]);
+    // A vector of another element type (int8, dtype 0x03) is not taken for float32.
+    expect(tryParseMemory(storedFact({ embedding: new Binary(new Uint8Array([0x03, 0, 1, 2, 3, 4]), Binary.SUBTYPE_VECTOR) })).ok).toBe(false);
+  });
+
   it('a malformed document becomes an error naming its id and the bad fields', () => {
     const raw = storedFact({ embedding: [0.6, 0.8], status: 'forgotten' });
     const result = tryParseMemory(raw);

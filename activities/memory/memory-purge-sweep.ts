@@ -1,0 +1,60 @@
+import type { Filter } from 'mongodb';
+import type { StoredMemory } from './memory-docs';
+import { PURGEABLE_STATUSES, scrubbedAudit } from './memory-purge';
+import type { MemoryRepository, ScopedMemories } from './memory-repository';
+import type { MemoryCollections } from './memory-store';
+import { MemoryNamespace } from './memory-types';
+
+export interface PurgeReport {
+  /** Memories whose content was removed. */
+  purged: number;
+  /** Audit entries older than the retention whose content was removed. */
+  auditsScrubbed: number;
+  /** Stored recall copies older than the retention, dropped. */
+  copiesDropped: number;
+}
+
+/**
+ * Removes the content of memories deleted or expired at least `retentionMs`
+ * before `now`, of audit entries older than that, and drops stored recall
+ * copies saved before then (a copy saved after a memory ended never holds
+ * it; an older one may). Each namespace purged has its generation bumped, so
+ * no worker's cached copy is served again. See memory-purge.ts.
+ */
+export async function purgeEnded(repo: MemoryRepository, collections: MemoryCollections, now: Date, retentionMs: number, batchSize: number): Promise<PurgeReport> {
+  const cutoff = new Date(now.getTime() - retentionMs);
+  const report: PurgeReport = { purged: 0, auditsScrubbed: 0, copiesDropped: 0 };
+  const skipped: string[] = [];
+  const touched = new Map<string, ScopedMemories>();
+  for (;;) {
+    const filter: Filter<StoredMemory> = { status: { $in: [...PURGEABLE_STATUSES] }, updatedAt: { $lte: cutoff }, purgedAt: { $exists: false } };
+    if (skipped.length > 0) filter._id = { $nin: skipped };
+    const batch = await collections.memories.find(filter, { projection: { _id: 1, tenant: 1, user: 1, project: 1 } }).limit(batchSize).toArray();
+    if (batch.length === 0) break;
+    for (const raw of batch) {
+      const ns = MemoryNamespace.safeParse({ tenant: raw.tenant, user: raw.user, ...(raw.project ? { project: raw.project } : {}) });
+      const scope = ns.success ? repo.forNamespace(ns.data) : null;
+      if (scope && (await scope.purge(String(raw._id), now, cutoff))) {
+        report.purged++;
+        touched.set(scope.nsKey, scope);
+      } else skipped.push(String(raw._id));
+    }
+  }
+  for (const scope of touched.values()) await scope.invalidateCachedCopies(now);
+  // Entries still pending belong to a write in progress (or one another writer finishes); they are scrubbed by a later sweep.
+  for (const done = new Set<string>(); ; ) {
+    const entries = await collections.audits
+      .find({ at: { $lte: cutoff }, purgedAt: { $exists: false }, pending: { $exists: false }, ...(done.size > 0 ? { _id: { $nin: [...done] } } : {}) })
+      .limit(batchSize)
+      .toArray();
+    if (entries.length === 0) break;
+    for (const entry of entries) {
+      done.add(entry._id);
+      const result = await collections.audits.replaceOne({ _id: entry._id, purgedAt: { $exists: false } }, scrubbedAudit(entry, now));
+      report.auditsScrubbed += result.modifiedCount;
+    }
+  }
+  report.copiesDropped = (await collections.recallCopies.deleteMany({ savedAt: { $lte: cutoff } })).deletedCount;
+  return report;
+}
+
