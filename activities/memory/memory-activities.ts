@@ -48,6 +48,8 @@ function scopeFor(repo: MemoryRepository, namespace: unknown): ScopedMemories {
   return repo.forNamespace(parsed.data);
 }
 
+const PURGE_BUDGET_MS = 120_000;
+
 /** The memory activities, built from injected dependencies. */
 export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActivities {
   const repo = new MemoryRepository(deps.db);
@@ -218,8 +220,10 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       if (Number.isNaN(now.getTime())) throw ApplicationFailure.nonRetryable(`now "${input.now}" is not an ISO date`, FailureType.SessionInputInvalid);
       const { expired } = await repo.sweepExpired(now, { onMalformed: (e) => log.warn('malformed memory left unexpired', { error: e.message }) });
       countMetric('memoriesExpired', {}, expired);
-      const purge = await repo.purgeEnded(now, auditRetentionMs(deps.config));
+      // Bounded well inside the activity's 5-minute timeout; a large backlog is worked off over several sweeps.
+      const purge = await repo.purgeEnded(now, auditRetentionMs(deps.config), { budgetMs: PURGE_BUDGET_MS });
       if (purge.purged + purge.auditsScrubbed + purge.copiesDropped > 0) log.debug('memory content purged after the audit retention', { ...purge });
+      if (!purge.complete) log.warn('memory purge stopped at its time budget; the next sweep continues', { ...purge });
       return { expired, purged: purge.purged, auditsScrubbed: purge.auditsScrubbed };
     },
 

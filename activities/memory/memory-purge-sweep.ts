@@ -12,6 +12,8 @@ export interface PurgeReport {
   auditsScrubbed: number;
   /** Stored recall copies older than the retention, dropped. */
   copiesDropped: number;
+  /** False when the time budget ran out first; the next sweep goes on. */
+  complete: boolean;
 }
 
 /**
@@ -21,12 +23,26 @@ export interface PurgeReport {
  * it; an older one may). Each namespace purged has its generation bumped, so
  * no worker's cached copy is served again. See memory-purge.ts.
  */
-export async function purgeEnded(repo: MemoryRepository, collections: MemoryCollections, now: Date, retentionMs: number, batchSize: number): Promise<PurgeReport> {
+export async function purgeEnded(
+  repo: MemoryRepository,
+  collections: MemoryCollections,
+  now: Date,
+  retentionMs: number,
+  options: { batchSize: number; budgetMs: number },
+): Promise<PurgeReport> {
+  const { batchSize } = options;
   const cutoff = new Date(now.getTime() - retentionMs);
-  const report: PurgeReport = { purged: 0, auditsScrubbed: 0, copiesDropped: 0 };
+  const report: PurgeReport = { purged: 0, auditsScrubbed: 0, copiesDropped: 0, complete: true };
+  // A first sweep over a long history can have far more to purge than one activity should do; what is left waits for the next sweep.
+  const deadline = performance.now() + options.budgetMs;
+  const overBudget = () => {
+    if (performance.now() < deadline) return false;
+    report.complete = false;
+    return true;
+  };
   const skipped: string[] = [];
   const touched = new Map<string, ScopedMemories>();
-  for (;;) {
+  while (!overBudget()) {
     const filter: Filter<StoredMemory> = { status: { $in: [...PURGEABLE_STATUSES] }, updatedAt: { $lte: cutoff }, purgedAt: { $exists: false } };
     if (skipped.length > 0) filter._id = { $nin: skipped };
     const batch = await collections.memories.find(filter, { projection: { _id: 1, tenant: 1, user: 1, project: 1 } }).limit(batchSize).toArray();
@@ -42,16 +58,17 @@ export async function purgeEnded(repo: MemoryRepository, collections: MemoryColl
   }
   for (const scope of touched.values()) await scope.invalidateCachedCopies(now);
   // Entries still pending belong to a write in progress (or one another writer finishes); they are scrubbed by a later sweep.
-  for (const done = new Set<string>(); ; ) {
+  // A scrubbed entry leaves the filter by its purgedAt; only one that could not be replaced is excluded by id.
+  for (const unchanged: string[] = []; !overBudget(); ) {
     const entries = await collections.audits
-      .find({ at: { $lte: cutoff }, purgedAt: { $exists: false }, pending: { $exists: false }, ...(done.size > 0 ? { _id: { $nin: [...done] } } : {}) })
+      .find({ at: { $lte: cutoff }, purgedAt: { $exists: false }, pending: { $exists: false }, ...(unchanged.length > 0 ? { _id: { $nin: unchanged } } : {}) })
       .limit(batchSize)
       .toArray();
     if (entries.length === 0) break;
     for (const entry of entries) {
-      done.add(entry._id);
       const result = await collections.audits.replaceOne({ _id: entry._id, purgedAt: { $exists: false } }, scrubbedAudit(entry, now));
       report.auditsScrubbed += result.modifiedCount;
+      if (result.modifiedCount === 0) unchanged.push(entry._id);
     }
   }
   report.copiesDropped = (await collections.recallCopies.deleteMany({ savedAt: { $lte: cutoff } })).deletedCount;

@@ -134,8 +134,8 @@ export class MemoryRepository {
   }
 
   /** Purges the content of memories ended more than `retentionMs` ago, and of older audit entries (see `purgeEnded`). */
-  purgeEnded(now: Date, retentionMs: number, options: { batchSize?: number } = {}): Promise<PurgeReport> {
-    return purgeEnded(this, this.collections, now, retentionMs, options.batchSize ?? 500);
+  purgeEnded(now: Date, retentionMs: number, options: { batchSize?: number; budgetMs?: number } = {}): Promise<PurgeReport> {
+    return purgeEnded(this, this.collections, now, retentionMs, { batchSize: options.batchSize ?? 500, budgetMs: options.budgetMs ?? Number.POSITIVE_INFINITY });
   }
 }
 

@@ -116,6 +116,22 @@ describe('content purge after the audit retention', () => {
     expect(await scope.get(secret.memoryId)).toMatchObject({ value: 'Owl-77', status: 'active', version: 4 });
   });
 
+  it('a purge that runs out of its time budget stops, and the next one goes on', async () => {
+    const scope = repo.forNamespace({ tenant: 'acme', user: 'budget' });
+    const ids = [];
+    for (const value of ['red', 'green', 'blue']) {
+      const { memoryId } = await scope.writeFact(fact(`colour of item ${value}`, value, { source: userSource('s-1', `turn-${value}`), statedAt: at(0), expiresAt: year }), { actor: { by: 'extraction' }, now: at(0) });
+      await scope.delete(memoryId, 'test', { actor: { by: 'user' }, now: at(1) });
+      ids.push(memoryId);
+    }
+    const out = await repo.purgeEnded(at(40), 30 * DAY, { budgetMs: 0 });
+    expect(out).toMatchObject({ complete: false, purged: 0, auditsScrubbed: 0 });
+    const rest = await repo.purgeEnded(at(40), 30 * DAY);
+    expect(rest.complete).toBe(true);
+    expect(rest.purged).toBeGreaterThanOrEqual(3);
+    for (const id of ids) expect(await scope.get(id)).toBeNull();
+  });
+
   it('a sweep with nothing past the retention changes nothing', async () => {
     clock = at(0);
     expect(await activities(30).sweepExpiredMemories({})).toEqual({ expired: 0, purged: 0, auditsScrubbed: 0 });
