@@ -197,6 +197,8 @@ async function main(workers: ChildProcess[]): Promise<void> {
       MCP_CONFIG_PATH: mcpConfigPath,
       // No maintenance schedule on a throwaway queue.
       MAINTENANCE_EVERY_MS: '0',
+      // The seeded memories carry word-hashing vectors; a worker on another embedder would skip them all.
+      EMBEDDING_MODEL: 'offline-hash',
       // A shared, loaded FerretDB can take seconds to answer a new connection; the default 3 s can fail the start instead of timing it.
       MONGODB_SERVER_SELECTION_TIMEOUT_MS: '9000',
     };
