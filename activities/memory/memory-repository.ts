@@ -375,10 +375,13 @@ export class ScopedMemories {
    * it brought its own vector). Audited as `reembed`; content and times
    * unchanged. Returns whether it wrote.
    */
-  async reembed(id: string, text: string, vector: ArrayLike<number>, embedderId: string, now: Date): Promise<boolean> {
+  async reembed(id: string, text: string, vector: ArrayLike<number>, embedderId: string, now: Date, options: { rewriteForm?: boolean } = {}): Promise<boolean> {
+    // rewriteForm: the vector is already this embedder's, stored in the older bare-bytes form; written again as a BSON vector.
+    const sameEmbedder = options.rewriteForm === true;
     const action = await this.write(id, { actor: { by: 'maintenance' }, now }, (current) => {
-      if (!current || current.status !== 'active' || current.embedderId === embedderId || current.text !== text) return null;
-      return { action: 'reembed', reason: `re-embedded from ${current.embedderId} to ${embedderId}`, next: { ...current, embedding: toFloat32(vector), embedderId } };
+      if (!current || current.status !== 'active' || current.text !== text || (current.embedderId === embedderId) !== sameEmbedder) return null;
+      const reason = sameEmbedder ? `vector of ${embedderId} stored again as a BSON vector` : `re-embedded from ${current.embedderId} to ${embedderId}`;
+      return { action: 'reembed', reason, next: { ...current, embedding: toFloat32(vector), embedderId } };
     });
     return action !== null;
   }

@@ -1,9 +1,9 @@
-import type { Db, Filter } from 'mongodb';
+import { Binary, type Db, type Filter } from 'mongodb';
 import type { Embedder } from './embedder';
 import type { StoredMemory } from './memory-docs';
 import { MemoryRepository } from './memory-repository';
 import { MEMORIES_COLLECTION } from './memory-store';
-import { MemoryNamespace } from './memory-types';
+import { decodeEmbedding, MemoryNamespace } from './memory-types';
 
 /**
  * Re-embedding: when the configured embedder changes, every active memory's
@@ -26,6 +26,7 @@ import { MemoryNamespace } from './memory-types';
 export const MEMORY_MAINTENANCE_COLLECTION = 'memory_maintenance';
 
 export interface ReembedCounts {
+  /** Written with the embedder's vector (including memories already of the embedder whose vector was in the older storage form). */
   reembedded: number;
   /** Already under the embedder (done by an earlier run, or written by a worker that has it), past its expiry, or changed meanwhile. */
   skipped: number;
@@ -159,7 +160,7 @@ export async function reembedMemories(db: Db, options: ReembedOptions): Promise<
   while (!options.signal?.aborted) {
     const batch = await memories
       .find(checkpoint.cursor === null ? active : { ...active, _id: { $gt: checkpoint.cursor } }, {
-        projection: { _id: 1, ns: 1, tenant: 1, user: 1, project: 1, text: 1, expiresAt: 1, embedderId: 1 },
+        projection: { _id: 1, ns: 1, tenant: 1, user: 1, project: 1, text: 1, expiresAt: 1, embedderId: 1, embedding: 1 },
       })
       .sort({ _id: 1 })
       .limit(batchSize)
@@ -169,7 +170,14 @@ export async function reembedMemories(db: Db, options: ReembedOptions): Promise<
       break;
     }
     const now = clock();
-    const todo = batch.filter((m) => m.embedderId !== embedder.id && m.expiresAt instanceof Date && m.expiresAt > now);
+    const live = (m: (typeof batch)[number]) => m.expiresAt instanceof Date && m.expiresAt > now;
+    const todo = batch.filter((m) => m.embedderId !== embedder.id && live(m));
+    // Already this embedder's, but in the older bare-bytes form that Atlas does not index: the same vector, stored again.
+    const oldForm = new Map(
+      batch
+        .filter((m) => m.embedderId === embedder.id && live(m) && m.embedding instanceof Binary && m.embedding.sub_type !== Binary.SUBTYPE_VECTOR)
+        .map((m) => [String(m._id), decodeEmbedding(m.embedding as Binary)]),
+    );
     let vectors: number[][] | null = null;
     let embedError = '';
     try {
@@ -195,13 +203,14 @@ export async function reembedMemories(db: Db, options: ReembedOptions): Promise<
         if (checkpoint.failures.length < MAX_FAILURES_KEPT) checkpoint.failures.push({ id, error });
       };
       const namespace = MemoryNamespace.safeParse({ tenant: raw.tenant, user: raw.user, ...(raw.project ? { project: raw.project } : {}) });
-      const vector = vectorOf.get(id);
-      if (!vectorOf.has(id)) count(ns, 'skipped');
+      const rewrite = oldForm.get(id);
+      const vector = rewrite ?? vectorOf.get(id);
+      if (!vectorOf.has(id) && !rewrite) count(ns, 'skipped');
       else if (!vector) fail(embedError || 'no vector');
       else if (!namespace.success) fail('the document names no valid namespace');
       else {
         try {
-          const wrote = await repo.forNamespace(namespace.data).reembed(id, String(raw.text), vector, embedder.id, now);
+          const wrote = await repo.forNamespace(namespace.data).reembed(id, String(raw.text), vector, embedder.id, now, { rewriteForm: rewrite !== undefined });
           count(ns, wrote ? 'reembedded' : 'skipped');
         } catch (err) {
           fail(err instanceof Error ? err.message : String(err));

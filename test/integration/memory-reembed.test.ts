@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { Db } from 'mongodb';
+import { Binary, type Db } from 'mongodb';
 import { OfflineEmbedder, type Embedder } from '../../activities/memory/embedder';
 import type { MemoryActivities } from '../../activities/memory/memory-activity-types';
 import type { FactInput } from '../../activities/memory/memory-docs';
@@ -153,6 +153,23 @@ describe('re-embedding stored memories to a new embedder', () => {
     // Run again: a new run that visits every memory and writes none.
     const again = await reembedMemories(db, { embedder: newEmbedder });
     expect(again).toMatchObject({ complete: true, resumed: false, total: ACTIVE, reembedded: 0, skipped: ACTIVE, failed: 0 });
+  });
+
+  it('a memory of the embedder whose vector is in the older bare-bytes form is stored again as a BSON vector, once', async () => {
+    const scope = repo.forNamespace({ tenant: 'acme', user: 'old-form' });
+    const { memoryId } = await scope.writeFact(factBy(newEmbedder, 3), { actor: { by: 'extraction' }, now });
+    const bare = new Binary(new Uint8Array(new Float32Array(newEmbedder.embedOne(factBy(newEmbedder, 3).text)).buffer));
+    await db.collection(MEMORIES_COLLECTION).updateOne({ _id: memoryId as never }, { $set: { embedding: bare } });
+    const before = await scope.get(memoryId);
+
+    const report = await reembedMemories(db, { embedder: newEmbedder, restart: true });
+    expect(report).toMatchObject({ complete: true, reembedded: 1, failed: 0 });
+    expect(report.perNamespace[scope.nsKey]).toEqual({ reembedded: 1, skipped: 0, failed: 0 });
+    const raw = await db.collection(MEMORIES_COLLECTION).findOne({ _id: memoryId as never });
+    expect((raw!.embedding as Binary).sub_type).toBe(Binary.SUBTYPE_VECTOR);
+    expect(Array.from((await scope.get(memoryId))!.embedding)).toEqual(Array.from(before!.embedding));
+    expect((await scope.auditTrail(memoryId)).at(-1)).toMatchObject({ action: 'reembed', reason: `vector of ${newEmbedder.id} stored again as a BSON vector` });
+    expect(await reembedMemories(db, { embedder: newEmbedder, restart: true })).toMatchObject({ reembedded: 0, failed: 0 });
   });
 
   it('a memory rewritten between its embedding and its write keeps the writer\'s vector (counted as skipped)', async () => {
