@@ -1,17 +1,18 @@
-import { unitVector } from './recall';
 import type { ScopedMemories } from './memory-repository';
 import type { MemoryLog } from './memory-log';
 import type { MemoryDoc, MemoryDocError, MemoryKind } from './memory-types';
 import { subscribeToNamespaceChanges, type NamespaceChange, type NamespaceChangeListener } from './namespace-changes';
-import { decodeRecallCopy, encodeRecallCopy, RecallCopyError, type RecallCopy } from './recall-copy';
+import { decodeRecallCopy, encodeRecallCopy, recallUnit, RecallCopyError, type RecallCopy } from './recall-copy';
 
 /** What recall needs of one memory, decoded once per load. */
 export interface RecallEntry {
   id: string;
   kind: MemoryKind;
   text: string;
-  /** The embedding scaled to length 1, so scoring is a dot product. */
+  /** The embedding scaled to length 1, so scoring is a dot product (dense ones rounded to int8 steps, `recallUnit`). */
   unit: Float32Array;
+  /** For a dense vector: the step its components are whole multiples of (what the stored copy keeps as int8). */
+  scale?: number;
   embedderId: string;
   weight: number;
   origin: 'user' | 'tool_confirmed';
@@ -29,11 +30,13 @@ export interface NamespaceResult<T> {
 }
 
 function entryOf(m: MemoryDoc): RecallEntry {
+  const { unit, scale } = recallUnit(m.embedding);
   return {
     id: m._id,
     kind: m.kind,
     text: m.text,
-    unit: unitVector(m.embedding),
+    unit,
+    ...(scale === undefined ? {} : { scale }),
     embedderId: m.embedderId,
     weight: m.kind === 'preference' ? m.weight : 1,
     origin: m.source.origin === 'user' ? 'user' : 'tool_confirmed',

@@ -5,18 +5,21 @@ import { OfflineEmbedder } from '../../activities/memory/embedder';
 import { MemoryDocError } from '../../activities/memory/memory-types';
 import { queryScorer, unitVector } from '../../activities/memory/recall';
 import type { RecallEntry } from '../../activities/memory/recall-cache';
-import { decodeRecallCopy, encodeRecallCopy, RecallCopyError, type RecallCopy, type StoredRecallCopy } from '../../activities/memory/recall-copy';
+import { decodeRecallCopy, encodeRecallCopy, recallUnit, RecallCopyError, type RecallCopy, type StoredRecallCopy } from '../../activities/memory/recall-copy';
 import { seededRandom } from '../support/memory-fixtures';
 
 const embedder = new OfflineEmbedder();
 const at = new Date('2025-05-01T10:00:00Z');
 
-function entry(n: number, unit: Float32Array, overrides: Partial<RecallEntry> = {}): RecallEntry {
+/** An entry as recall builds it from a memory's embedding (`recallUnit`: dense vectors in int8 steps). */
+function entry(n: number, embedding: ArrayLike<number>, overrides: Partial<RecallEntry> = {}): RecallEntry {
+  const { unit, scale } = recallUnit(embedding);
   return {
     id: `mem_${n.toString(16).padStart(24, '0')}`,
     kind: (['fact', 'preference', 'intent'] as const)[n % 3] as RecallEntry['kind'],
     text: `The user's thing number ${n} is value ${n}.`,
     unit,
+    ...(scale === undefined ? {} : { scale }),
     embedderId: embedder.id,
     weight: n % 3 === 1 ? 1 + (n % 7) : 1,
     origin: n % 5 === 0 ? 'tool_confirmed' : 'user',
@@ -31,8 +34,8 @@ function entry(n: number, unit: Float32Array, overrides: Partial<RecallEntry> = 
 function mixedCopy(): RecallCopy {
   const random = seededRandom(7);
   const entries: RecallEntry[] = [];
-  for (let n = 0; n < 40; n++) entries.push(entry(n, unitVector(embedder.embedOne(`The user's thing number ${n} is value ${n}.`))));
-  for (let n = 40; n < 50; n++) entries.push(entry(n, unitVector(Array.from({ length: 64 }, () => random() * 2 - 1)), { embedderId: 'openai:text-embedding-3-small:d64' }));
+  for (let n = 0; n < 40; n++) entries.push(entry(n, embedder.embedOne(`The user's thing number ${n} is value ${n}.`)));
+  for (let n = 40; n < 50; n++) entries.push(entry(n, Array.from({ length: 64 }, () => random() * 2 - 1), { embedderId: 'openai:text-embedding-3-small:d64' }));
   entries.push(entry(50, new Float32Array(256)), entry(51, new Float32Array(0), { embedderId: 'openai:empty' }));
   const malformed = [new MemoryDocError('mem_ffff00000000000000000000', ['embedding'], 'embedding: must be BSON Binary (little-endian float32)')];
   return { generation: 12, loadedAt: at.getTime(), entries, malformed };
@@ -76,19 +79,33 @@ describe('recall copy', () => {
     expect(doc.vectors.position).toBeLessThan(vectorsOf(doc).byteLength / 2);
   });
 
-  it('stores dense vectors of an embedding model as they are: deflating would cost more than it saves', () => {
+  it('stores dense vectors of an embedding model as int8 components and one scale each, a quarter of float32, bits kept', () => {
     const random = seededRandom(11);
-    const dense = Array.from({ length: 50 }, (_, n) => entry(n, unitVector(Array.from({ length: 1536 }, () => random() * 2 - 1)), { embedderId: 'openai:text-embedding-3-small' }));
+    const dense = Array.from({ length: 50 }, (_, n) => entry(n, Array.from({ length: 1536 }, () => random() * 2 - 1), { embedderId: 'openai:text-embedding-3-small' }));
     const doc = stored({ generation: 3, loadedAt: at.getTime(), entries: dense, malformed: [] });
     expect(doc.vectorsDeflated).toBe(false);
-    expect(doc.vectors.position).toBe(50 * 1536 * 4);
+    expect(doc.vectors.position).toBe(50 * 4 + 50 * 1536);
     const bits = (units: Float32Array[]) => Buffer.concat(units.map((u) => Buffer.from(u.buffer, u.byteOffset, u.byteLength)));
     expect(bits(decodeRecallCopy(roundTrip(doc)).entries.map((e) => e.unit)).equals(bits(dense.map((e) => e.unit)))).toBe(true);
   });
 
+  it('rounding a dense unit vector to int8 steps moves its cosine scores by less than 0.005', () => {
+    const random = seededRandom(23);
+    const vector = () => Array.from({ length: 384 }, () => random() * 2 - 1);
+    let worst = 0;
+    for (let n = 0; n < 200; n++) {
+      const memory = vector();
+      const score = queryScorer(vector());
+      worst = Math.max(worst, Math.abs(score(recallUnit(memory).unit) - score(unitVector(memory))));
+    }
+    expect(worst).toBeGreaterThan(0);
+    expect(worst).toBeLessThan(0.005);
+  });
+
   it('a set too large for one document, even deflated, is not stored', () => {
-    // Random bits: not a single component is zero, and nothing compresses.
-    const big = Array.from({ length: 560 }, (_, n) => entry(n, randomFillSync(new Float32Array(8192))));
+    // Random int8 steps (as recall holds dense vectors): nothing compresses, and 2,200 x 8,192 bytes is 17 MiB.
+    const scale = 1 / 127;
+    const big = Array.from({ length: 2_200 }, (_, n) => ({ ...entry(n, []), unit: Float32Array.from(randomFillSync(new Int8Array(8192)), (q) => (q + 0) * scale), scale }));
     expect(encodeRecallCopy({ generation: 1, loadedAt: at.getTime(), entries: big, malformed: [] }, at)).toBeNull();
   });
 
