@@ -1,4 +1,4 @@
-import type { Embedder } from '../activities/memory/embedder';
+import { embedMemories, type Embedder } from '../activities/memory/embedder';
 import { cosine } from '../activities/memory/recall';
 import type { CalibrationPair } from './memory-calibration-pairs';
 import { round } from './support/stats';
@@ -45,10 +45,14 @@ export function suggestThresholds(related: number[], unrelated: number[]): { str
 }
 
 export async function calibrate(embedder: Embedder, pairs: CalibrationPair[]): Promise<Calibration> {
-  const texts = [...new Set(pairs.flatMap((p) => [p.query, p.memory]))];
-  const vectors = await embedder.embed(texts);
-  const byText = new Map(texts.map((t, i) => [t, Float32Array.from(vectors[i] ?? [])]));
-  const score = (p: CalibrationPair) => cosine(byText.get(p.query) as Float32Array, byText.get(p.memory) as Float32Array);
+  // Memories are embedded as the embedder embeds stored memories, queries as asked.
+  const queries = [...new Set(pairs.map((p) => p.query))];
+  const memories = [...new Set(pairs.map((p) => p.memory))];
+  const queryVectors = await embedder.embed(queries);
+  const memoryVectors = await embedMemories(embedder, memories);
+  const queryOf = new Map(queries.map((t, i) => [t, Float32Array.from(queryVectors[i] ?? [])]));
+  const memoryOf = new Map(memories.map((t, i) => [t, Float32Array.from(memoryVectors[i] ?? [])]));
+  const score = (p: CalibrationPair) => cosine(queryOf.get(p.query) as Float32Array, memoryOf.get(p.memory) as Float32Array);
   const related = pairs.filter((p) => p.related).map(score);
   const unrelated = pairs.filter((p) => !p.related).map(score);
   const { strong, weak } = suggestThresholds(related, unrelated);

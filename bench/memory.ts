@@ -36,7 +36,7 @@ import { parseArgs } from 'node:util';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import OpenAI from 'openai';
-import { createEmbedder, OfflineEmbedder, type Embedder } from '../activities/memory/embedder';
+import { createEmbedder, embedMemories, OfflineEmbedder, type Embedder } from '../activities/memory/embedder';
 import { createMemoryActivities } from '../activities/memory/memory-activities';
 import type { MemoryActivities } from '../activities/memory/memory-activity-types';
 import { defaultMemoryConfig } from '../activities/memory/memory-config';
@@ -110,7 +110,7 @@ function configuredEmbedder(embeddingModel = process.env.EMBEDDING_MODEL): Embed
 /** The seed's texts embedded by the bench's embedder (the seed itself is built with word hashing). */
 async function embedSeed(inputs: SeedInput[], embedder: Embedder): Promise<SeedInput[]> {
   if (embedder.id === new OfflineEmbedder().id) return inputs;
-  const vectors = await embedder.embed(inputs.map((s) => s.input.text));
+  const vectors = await embedMemories(embedder, inputs.map((s) => s.input.text));
   return inputs.map((s, i) => ({ ...s, input: { ...s.input, embedding: vectors[i] ?? [], embedderId: embedder.id } }) as SeedInput);
 }
 
@@ -258,7 +258,7 @@ async function latencyReport(mongo: MongoClient, mongoUri: string, opts: Options
     const me = repo.forNamespace(target);
     for (let i = 0; i < 3; i++) {
       const text = `The user's reload probe ${i} is value ${i}.`;
-      const [embedding = []] = await embedder.embed([text]);
+      const [embedding = []] = await embedMemories(embedder, [text]);
       const t = performance.now();
       await me.writeFact(
         { subject: 'user', predicate: `reload probe ${i}`, key: `user|reload probe ${i}`, value: `value ${i}`, text, embedding, embedderId: embedder.id, source: { sessionId: 'bench', turnId: `w-${i}`, messageIndex: 0, role: 'user', origin: 'user' }, statedAt: new Date(), expiresAt: new Date(Date.now() + DAY) },

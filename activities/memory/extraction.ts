@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import { classifyModelError } from '../model-activities';
-import type { Embedder } from './embedder';
+import { embedMemories, type Embedder } from './embedder';
 import { buildExtractionMessages, parseExtractionOutput } from './extraction-prompt';
 import type { ExtractMemoriesInput, ExtractionCounts } from './memory-activity-types';
 import { ttlMs, type MemoryConfig } from './memory-config';
@@ -79,7 +79,8 @@ export async function runExtraction(deps: ExtractionDeps, input: ExtractMemories
 
   // In message order, so a correction later in the excerpt lands last.
   passed.sort((a, b) => a.at - b.at);
-  const vectors = await deps.embedder.embed(
+  const vectors = await embedMemories(
+    deps.embedder,
     passed.map((p) => p.memory.text),
     { signal: run.signal },
   );

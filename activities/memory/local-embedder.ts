@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { Tokenizer } from '@huggingface/tokenizers';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { Embedder } from './embedder';
+import { firstPersonMemoryText } from './first-person';
 import { fetchCommand, localModelPaths, LOCAL_MODELS, type LocalModelName, type LocalModelSpec } from './local-models';
 
 /** A local model's files are absent or not the pinned ones: a setup problem, not a transient one. */
@@ -36,6 +37,15 @@ const CHARS_PER_TOKEN_BOUND = 32;
 const BATCH = 8;
 
 /**
+ * The embedder id of a local model: `local:<name>`, and `:first-person` when
+ * its memories are embedded reworded (a vector space of its own, so vectors
+ * embedded the older way are never ranked with these).
+ */
+export function localEmbedderId(name: LocalModelName): string {
+  return LOCAL_MODELS[name].memoryWording === 'first-person' ? `local:${name}:first-person` : `local:${name}`;
+}
+
+/**
  * Embeds in this process with an ONNX export of a sentence embedding model
  * (onnxruntime-node on CPU, deterministic) and its Hugging Face tokenizer.
  * Files are checked when the embedder is created; the model is loaded on the
@@ -45,11 +55,13 @@ export class LocalEmbedder implements Embedder {
   readonly id: string;
   readonly dims: number;
   readonly spec: LocalModelSpec;
+  readonly memoryText?: (stored: string) => string;
   private readonly paths: { onnx: string; tokenizer: string };
 
   constructor(name: LocalModelName, options: { root?: string } = {}) {
     this.spec = LOCAL_MODELS[name];
-    this.id = `local:${name}`;
+    this.id = localEmbedderId(name);
+    if (this.spec.memoryWording === 'first-person') this.memoryText = firstPersonMemoryText;
     this.dims = this.spec.dims;
     this.paths = localModelPaths(name, options.root);
     checkFiles(this.spec, this.paths);

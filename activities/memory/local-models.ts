@@ -31,6 +31,13 @@ export interface LocalModelSpec {
    * vector (by up to 0.02 per component, measured); those run one text at a time.
    */
   readonly batchable: boolean;
+  /**
+   * `first-person`: memories are embedded reworded as the user would say them
+   * ("My dog is called Biscuit."), since questions come in the first person
+   * (first-person.ts); the embedder id then ends in `:first-person`.
+   * `as-stored`: embedded as stored (用户 -> 我 did not help the Chinese model).
+   */
+  readonly memoryWording: 'first-person' | 'as-stored';
 }
 
 export interface LocalModelFile {
@@ -53,6 +60,7 @@ export const LOCAL_MODELS = {
     pooling: 'mean',
     maxTokens: 256,
     batchable: true,
+    memoryWording: 'first-person',
   },
   'all-minilm-l6-v2-q': {
     name: 'all-minilm-l6-v2-q',
@@ -64,6 +72,7 @@ export const LOCAL_MODELS = {
     pooling: 'mean',
     maxTokens: 256,
     batchable: false,
+    memoryWording: 'first-person',
   },
   'bge-small-zh-v15-q': {
     name: 'bge-small-zh-v15-q',
@@ -75,6 +84,7 @@ export const LOCAL_MODELS = {
     pooling: 'cls',
     maxTokens: 512,
     batchable: false,
+    memoryWording: 'as-stored',
   },
 } as const satisfies Record<string, LocalModelSpec>;
 export type LocalModelName = keyof typeof LOCAL_MODELS;

@@ -1,5 +1,5 @@
 import { Binary, type Db, type Filter } from 'mongodb';
-import type { Embedder } from './embedder';
+import { embedMemories, type Embedder } from './embedder';
 import type { StoredMemory } from './memory-docs';
 import { MemoryRepository } from './memory-repository';
 import { MEMORIES_COLLECTION } from './memory-store';
@@ -181,7 +181,7 @@ export async function reembedMemories(db: Db, options: ReembedOptions): Promise<
     let vectors: number[][] | null = null;
     let embedError = '';
     try {
-      vectors = todo.length === 0 ? [] : await embedder.embed(todo.map((m) => String(m.text)), { signal: options.signal });
+      vectors = todo.length === 0 ? [] : await embedMemories(embedder, todo.map((m) => String(m.text)), { signal: options.signal });
       if (vectors.length !== todo.length) throw new Error(`the embedder returned ${vectors.length} vectors for ${todo.length} texts`);
     } catch (err) {
       if (options.signal?.aborted) break;

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type OpenAI from 'openai';
-import type { Embedder } from '../../activities/memory/embedder';
+import { embedMemories, type Embedder } from '../../activities/memory/embedder';
 import { createMemoryActivities } from '../../activities/memory/memory-activities';
 import type { MemoryConfig } from '../../activities/memory/memory-config';
 import type { FactInput, IntentInput, PreferenceInput } from '../../activities/memory/memory-docs';
@@ -29,7 +29,7 @@ const DAY = 86_400_000;
 export async function runRecallSet(db: Db, openai: OpenAI, set: RecallSet, embedder: Embedder, config: MemoryConfig, now: Date): Promise<RecallSetRun> {
   const repo = new MemoryRepository(db);
   await repo.ensureIndexes();
-  const vectors = await embedder.embed(set.memories.map((m) => m.text));
+  const vectors = await embedMemories(embedder, set.memories.map((m) => m.text));
   const vectorOf = new Map(set.memories.map((m, i) => [m.id, vectors[i] ?? []]));
 
   const byNamespace = new Map<string, LabelledMemory[]>();

@@ -1,4 +1,4 @@
-import type { Embedder } from '../../activities/memory/embedder';
+import { embedMemories, type Embedder } from '../../activities/memory/embedder';
 import { queryScorer, recallTiers, unitVector, type RecallPolicy, type ScoredMemory } from '../../activities/memory/recall';
 import { MemoryState, namespaceLabel, type LabelledMemory, type RecallCase, type RecallSet } from './recall-set-types';
 
@@ -125,19 +125,30 @@ export function eligibleMemories(set: RecallSet, c: RecallCase, now: Date): Labe
   });
 }
 
-/** Embeds every query and memory text of the set once (unit vectors, keyed by text). */
-export async function embedSet(set: RecallSet, embedder: Embedder): Promise<Map<string, Float32Array>> {
-  const texts = [...new Set([...set.cases.map((c) => c.query), ...set.memories.map((m) => m.text)])];
-  const vectors = await embedder.embed(texts);
-  return new Map(texts.map((t, i) => [t, unitVector(vectors[i] ?? [])]));
+/** A set's vectors, keyed by text: queries embedded as asked, memories as the embedder embeds stored memories. */
+export interface SetVectors {
+  query: Map<string, Float32Array>;
+  memory: Map<string, Float32Array>;
+}
+
+/** Embeds every query and memory text of the set once (unit vectors). */
+export async function embedSet(set: RecallSet, embedder: Embedder): Promise<SetVectors> {
+  const queries = [...new Set(set.cases.map((c) => c.query))];
+  const memories = [...new Set(set.memories.map((m) => m.text))];
+  const queryVectors = await embedder.embed(queries);
+  const memoryVectors = await embedMemories(embedder, memories);
+  return {
+    query: new Map(queries.map((t, i) => [t, unitVector(queryVectors[i] ?? [])])),
+    memory: new Map(memories.map((t, i) => [t, unitVector(memoryVectors[i] ?? [])])),
+  };
 }
 
 /** Each case's eligible memories with their cosine similarity to the query, highest first. */
-export function scoreCases(set: RecallSet, vectors: Map<string, Float32Array>, now: Date, cases: RecallCase[] = set.cases): CaseScores[] {
+export function scoreCases(set: RecallSet, vectors: SetVectors, now: Date, cases: RecallCase[] = set.cases): CaseScores[] {
   return cases.map((c) => {
-    const score = queryScorer(vectors.get(c.query) ?? []);
+    const score = queryScorer(vectors.query.get(c.query) ?? []);
     const scores = eligibleMemories(set, c, now)
-      .map((m) => ({ id: m.id, similarity: score(vectors.get(m.text) ?? new Float32Array()) }))
+      .map((m) => ({ id: m.id, similarity: score(vectors.memory.get(m.text) ?? new Float32Array()) }))
       .sort((a, b) => b.similarity - a.similarity);
     return { caseId: c.id, expected: c.expected, scores };
   });

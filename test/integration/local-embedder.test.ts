@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { defaultThresholds } from '../../activities/memory/embedder';
+import { defaultThresholds, embedMemories } from '../../activities/memory/embedder';
 import { LocalEmbedder, LocalModelMissingError } from '../../activities/memory/local-embedder';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS, type LocalModelName } from '../../activities/memory/local-models';
 
@@ -13,7 +13,8 @@ const cosine = (a: number[], b: number[]): number => a.reduce((sum, x, i) => sum
 const norm = (v: number[]): number => Math.sqrt(cosine(v, v));
 
 async function rank(embedder: LocalEmbedder, query: string, memories: string[]): Promise<Array<{ memory: string; score: number }>> {
-  const [q, ...vectors] = await embedder.embed([query, ...memories]);
+  const [q] = await embedder.embed([query]);
+  const vectors = await embedMemories(embedder, memories);
   return memories.map((memory, i) => ({ memory, score: cosine(q as number[], vectors[i] as number[]) })).sort((a, b) => b.score - a.score);
 }
 
@@ -21,8 +22,8 @@ describe('the default local embedder (English)', () => {
   const embedder = new LocalEmbedder(DEFAULT_LOCAL_MODEL);
   const thresholds = defaultThresholds(embedder.id);
 
-  it('names its vector space after the model and returns unit vectors of the model\'s length', async () => {
-    expect(embedder.id).toBe(`local:${DEFAULT_LOCAL_MODEL}`);
+  it('names its vector space after the model and the first-person wording, and returns unit vectors of the model\'s length', async () => {
+    expect(embedder.id).toBe(`local:${DEFAULT_LOCAL_MODEL}:first-person`);
     const [v] = await embedder.embed(['The user lives in Lisbon.']);
     expect(v).toHaveLength(384);
     expect(norm(v as number[])).toBeCloseTo(1, 6);

@@ -24,17 +24,19 @@ async function slice(set: RecallSet, handle: string, model: LocalModelName) {
   const vectors = await embedSet(sub, embedder);
   const outcomes = scoreCases(sub, vectors, now).map((s) => tierCase(sub, s, policy, now));
   const byQuery = new Map(outcomes.map((o) => [sub.cases.find((c) => c.id === o.caseId)?.query as string, o]));
-  const similarity = (query: string, memoryId: string) => queryScorer(vectors.get(query) ?? [])(vectors.get(sub.memories.find((m) => m.id === memoryId)?.text ?? '') ?? new Float32Array());
+  const similarity = (query: string, memoryId: string) => queryScorer(vectors.query.get(query) ?? [])(vectors.memory.get(sub.memories.find((m) => m.id === memoryId)?.text ?? '') ?? new Float32Array());
   return { sub, policy, outcomes, byQuery, similarity };
 }
 
-// What each question of the slice gets first (strong tier, else weak), as the models rank today.
+// What each question of the slice gets first (strong tier, else weak), as the models rank today. English
+// memories are embedded in the first person; embedded as stored, the childhood, living, dinner and two
+// allergy questions got a distractor first, and the bank PIN question got the dog memory as a hint.
 const FIRST_EN: Record<string, string | null> = {
-  'Which town did I spend my childhood in?': 'd-friend', // miss: expected hometown
+  'Which town did I spend my childhood in?': 'hometown',
   'Where is home for me these days?': 'residence',
-  'What do I do for a living?': 'residence', // miss: expected job
-  'Suggest a dinner; remember I skip meat and fish.': 'd-plane', // miss: expected diet
-  'What foods give me a bad reaction?': 'd-plane', // miss: expected allergy
+  'What do I do for a living?': 'job',
+  'Suggest a dinner; remember I skip meat and fish.': 'diet',
+  'What foods give me a bad reaction?': 'allergy',
   "What's my pup's name?": 'dog',
   'Who am I married to?': 'wife',
   'Which degree is my sibling pursuing?': 'brother',
@@ -45,7 +47,7 @@ const FIRST_EN: Record<string, string | null> = {
   'What paperwork do I owe the government soon?': 'tax',
   'What race am I getting my legs ready for?': 'marathon',
   'How do I take my coffee?': 'coffee',
-  'Is there a snack ingredient that could send me to hospital?': 'd-plane', // miss: expected allergy
+  'Is there a snack ingredient that could send me to hospital?': 'allergy',
   'Could you remind me which city I call home?': 'residence',
   'What is my blood type?': null, // nothing to recall
   'Explain how DNS resolution works.': null, // nothing to recall
@@ -54,7 +56,7 @@ const FIRST_EN: Record<string, string | null> = {
   'Do I want long, detailed explanations?': 'style',
   'Am I still in Madrid?': 'hometown', // miss: expected residence
   'Is my ski trip to Andorra coming up?': 'marathon', // nothing to recall
-  'What is my bank PIN hint?': 'dog', // nothing to recall
+  'What is my bank PIN hint?': null, // nothing to recall
 };
 const FIRST_ZH: Record<string, string | null> = {
   '我的家乡是哪里？': 'd-country', // miss: expected hometown

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Binary, type Db } from 'mongodb';
-import { OfflineEmbedder, type Embedder } from '../../activities/memory/embedder';
+import { embedMemories, OfflineEmbedder, type Embedder } from '../../activities/memory/embedder';
+import { LocalEmbedder } from '../../activities/memory/local-embedder';
+import { DEFAULT_LOCAL_MODEL } from '../../activities/memory/local-models';
 import type { MemoryActivities } from '../../activities/memory/memory-activity-types';
 import type { FactInput } from '../../activities/memory/memory-docs';
 import { MEMORIES_COLLECTION, MEMORY_AUDIT_COLLECTION, MemoryRepository } from '../../activities/memory/memory-repository';
@@ -180,5 +182,24 @@ describe('re-embedding stored memories to a new embedder', () => {
     expect(await scope.reembed(memoryId, stale, newEmbedder.embedOne(stale), newEmbedder.id, now)).toBe(false);
     const doc = await scope.get(memoryId);
     expect(doc).toMatchObject({ embedderId: newEmbedder.id, version: 2 });
+  });
+
+  it('a memory embedded as stored by the local model is moved to its first-person space, with the vector extraction would write', async () => {
+    const local = new LocalEmbedder(DEFAULT_LOCAL_MODEL);
+    const scope = repo.forNamespace({ tenant: 'acme', user: 'wording' });
+    const text = "The user's dog is called Biscuit.";
+    const [asStored = []] = await local.embed([text]);
+    const { memoryId } = await scope.writeFact({ ...factBy(oldEmbedder, 4), text, embedding: asStored, embedderId: `local:${DEFAULT_LOCAL_MODEL}` }, { actor: { by: 'extraction' }, now });
+
+    const report = await reembedMemories(db, { embedder: local, restart: true });
+    expect(report).toMatchObject({ complete: true, failed: 0 });
+    const doc = await scope.get(memoryId);
+    expect(doc).toMatchObject({ embedderId: `local:${DEFAULT_LOCAL_MODEL}:first-person`, text });
+    const [written = []] = await embedMemories(local, [text]);
+    const [firstPerson = []] = await local.embed(['My dog is called Biscuit.']);
+    const stored = Array.from(doc!.embedding);
+    stored.forEach((x, i) => expect(x).toBeCloseTo(written[i] as number, 5));
+    stored.forEach((x, i) => expect(x).toBeCloseTo(firstPerson[i] as number, 5));
+    expect(stored.some((x, i) => Math.abs(x - (asStored[i] as number)) > 0.01)).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { createEmbedder, defaultThresholds, OfflineEmbedder, OpenAIEmbedder } from '../../activities/memory/embedder';
 import { parseEmbedderChoice } from '../../activities/memory/embedder-choice';
-import { LocalEmbedder } from '../../activities/memory/local-embedder';
+import { LocalEmbedder, localEmbedderId } from '../../activities/memory/local-embedder';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODEL_NAMES } from '../../activities/memory/local-models';
 import { ConfigError, loadConfig } from '../../workers/config';
 
@@ -14,11 +14,11 @@ describe('EMBEDDING_MODEL picks the embedder', () => {
     expect(parseEmbedderChoice('  ')).toEqual({ kind: 'local', name: DEFAULT_LOCAL_MODEL });
     const embedder = createEmbedder({ openai, embeddingModel: loadConfig(base).model.embeddingModel });
     expect(embedder).toBeInstanceOf(LocalEmbedder);
-    expect(embedder.id).toBe(`local:${DEFAULT_LOCAL_MODEL}`);
+    expect(embedder.id).toBe(`local:${DEFAULT_LOCAL_MODEL}:first-person`);
   });
 
   it('names a local model with local:<name>, word hashing with offline-hash, and anything else on the embeddings endpoint', () => {
-    for (const name of LOCAL_MODEL_NAMES) expect(createEmbedder({ openai, embeddingModel: `local:${name}` }).id).toBe(`local:${name}`);
+    for (const name of LOCAL_MODEL_NAMES) expect(createEmbedder({ openai, embeddingModel: `local:${name}` }).id).toBe(localEmbedderId(name));
     const hashing = createEmbedder({ openai, embeddingModel: 'offline-hash', dimensions: 128 });
     expect(hashing).toBeInstanceOf(OfflineEmbedder);
     expect(hashing.id).toBe('offline-hash-v1-d128');
@@ -42,7 +42,7 @@ describe('EMBEDDING_MODEL picks the embedder', () => {
   it('gives every local model thresholds of its own', () => {
     const general = defaultThresholds('openai:some-model');
     for (const name of LOCAL_MODEL_NAMES) {
-      const t = defaultThresholds(`local:${name}`);
+      const t = defaultThresholds(localEmbedderId(name));
       expect(t).not.toEqual(general);
       expect(t.weak).toBeLessThanOrEqual(t.strong);
     }

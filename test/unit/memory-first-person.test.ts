@@ -1,4 +1,7 @@
+import OpenAI from 'openai';
+import { createEmbedder, OfflineEmbedder, OpenAIEmbedder, type Embedder } from '../../activities/memory/embedder';
 import { firstPersonMemoryText, firstPersonVerb } from '../../activities/memory/first-person';
+import { LocalEmbedder } from '../../activities/memory/local-embedder';
 import { EN_RECALL_SET } from '../../evaluation/recall-set';
 
 describe('a memory worded in the first person for embedding', () => {
@@ -61,5 +64,25 @@ describe('a memory worded in the first person for embedding', () => {
       expect(embedded).not.toMatch(/\buser\b/i);
       if (/\bthe user\b/i.test(m.text)) expect(embedded).not.toBe(m.text);
     }
+  });
+});
+
+describe('which embedders word memories in the first person', () => {
+  const openai = new OpenAI({ baseURL: 'http://127.0.0.1:9999/v1', apiKey: 'unused' });
+
+  it('the English local models do, and say so in their ids; the Chinese model, word hashing and endpoints embed memories as stored', () => {
+    for (const name of ['all-minilm-l6-v2', 'all-minilm-l6-v2-q'] as const) {
+      const embedder = new LocalEmbedder(name);
+      expect(embedder.id).toBe(`local:${name}:first-person`);
+      expect(embedder.memoryText?.('The user is vegan.')).toBe('I am vegan.');
+    }
+    const chinese = new LocalEmbedder('bge-small-zh-v15-q');
+    expect(chinese.id).toBe('local:bge-small-zh-v15-q');
+    expect(chinese.memoryText).toBeUndefined();
+    const hashing: Embedder = new OfflineEmbedder();
+    expect(hashing.memoryText).toBeUndefined();
+    const endpoint = createEmbedder({ openai, embeddingModel: 'text-embedding-3-small' });
+    expect(endpoint).toBeInstanceOf(OpenAIEmbedder);
+    expect(endpoint.memoryText).toBeUndefined();
   });
 });

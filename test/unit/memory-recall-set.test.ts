@@ -3,7 +3,7 @@ import { defaultMemoryConfig } from '../../activities/memory/memory-config';
 import { queryScorer } from '../../activities/memory/recall';
 import { EN_RECALL_SET, MemoryState, namespaceLabel, RECALL_SETS, ZH_RECALL_SET, type RecallSet } from '../../evaluation/recall-set';
 import { sharedChineseCharacters, sharedEnglishWords } from '../../evaluation/recall-set/content-overlap';
-import { embedSet, qualityFigures, scoreCases, tierCase, type CaseOutcome } from '../../evaluation/recall-set/recall-set-quality';
+import { embedSet, qualityFigures, scoreCases, tierCase, type CaseOutcome, type SetVectors } from '../../evaluation/recall-set/recall-set-quality';
 
 const now = new Date('2026-06-01T12:00:00Z');
 const embedder = new OfflineEmbedder();
@@ -88,7 +88,7 @@ describe('the labelled recall set', () => {
 
 describe('the recall set through the real ranking, with the offline embedder', () => {
   let outcomes: Map<string, CaseOutcome>;
-  let vectors: Map<string, Float32Array>;
+  let vectors: SetVectors;
   beforeAll(async () => {
     vectors = await embedSet(EN_RECALL_SET, embedder);
     outcomes = new Map(scoreCases(EN_RECALL_SET, vectors, now).map((s) => [s.caseId, tierCase(EN_RECALL_SET, s, policy, now)]));
@@ -101,7 +101,7 @@ describe('the recall set through the real ranking, with the offline embedder', (
     if (!c) throw new Error(`no case "${query}"`);
     return c.id;
   };
-  const similarity = (query: string, id: string) => queryScorer(vectors.get(query) ?? [])(vectors.get(memory(EN_RECALL_SET, id).text) ?? new Float32Array());
+  const similarity = (query: string, id: string) => queryScorer(vectors.query.get(query) ?? [])(vectors.memory.get(memory(EN_RECALL_SET, id).text) ?? new Float32Array());
 
   it('never returns a stale, superseded, deleted or other-namespace memory', () => {
     const figures = RECALL_SETS.map((set) => qualityFigures(set, set.cases.map((c) => outcomes.get(c.id) as CaseOutcome)));
