@@ -95,7 +95,7 @@ describe('a worker SIGKILLed while an MCP server waits for the user', () => {
     while (asked() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     expect(asked()).toBe(before + 1);
 
-    // Until the server gives up on the dead worker's sticky queue (about 10 s), the session does not answer queries.
+    // Until the server gives up on the dead worker's sticky queue (2 s for the crash workers), the session does not answer queries.
     const view = await eventually(() => env.agent.getSession(sessionId), 'the session to answer on the new worker', 40_000);
     expect(view.pendingInputs).toEqual([input]);
     await env.agent.answerInput(sessionId, { inputId: input.inputId, action: 'accept', content: { format: 'json' } });

@@ -7,7 +7,9 @@ import type { TestEnv } from './test-env';
  * database and scripted model, and resolves once it polls. Node itself with
  * tsx as a loader: the tsx CLI would put a wrapper process between us and the
  * worker, and SIGKILL must reach the worker. `track` collects the process
- * at once, so a test can clean up one that never became ready.
+ * at once, so a test can clean up one that never became ready. Its sessions
+ * move to another worker 2 s after it dies (the sticky queue timeout; 10 s by
+ * default, which only makes the crash tests slower).
  */
 export function startCrashWorker(env: TestEnv, extraEnv: Record<string, string> = {}, track?: ChildProcess[]): Promise<ChildProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', join(process.cwd(), 'test/support/crash-worker.ts')], {
@@ -19,6 +21,7 @@ export function startCrashWorker(env: TestEnv, extraEnv: Record<string, string> 
       OPENAI_API_KEY: 'test-key',
       MODEL_NAME: 'scripted',
       MAINTENANCE_EVERY_MS: '0',
+      WORKER_STICKY_QUEUE_TIMEOUT_MS: '2000',
       ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
