@@ -105,7 +105,12 @@ describe('recall copy', () => {
   it('a set too large for one document, even deflated, is not stored', () => {
     // Random int8 steps (as recall holds dense vectors): nothing compresses, and 2,200 x 8,192 bytes is 17 MiB.
     const scale = 1 / 127;
-    const big = Array.from({ length: 2_200 }, (_, n) => ({ ...entry(n, []), unit: Float32Array.from(randomFillSync(new Int8Array(8192)), (q) => (q + 0) * scale), scale }));
+    const steps = (): Float32Array => {
+      const unit = new Float32Array(randomFillSync(new Int8Array(8192)));
+      for (let i = 0; i < unit.length; i++) unit[i] = ((unit[i] as number) + 0) * scale;
+      return unit;
+    };
+    const big = Array.from({ length: 2_200 }, (_, n) => ({ ...entry(n, []), unit: steps(), scale }));
     expect(encodeRecallCopy({ generation: 1, loadedAt: at.getTime(), entries: big, malformed: [] }, at)).toBeNull();
   });
 
