@@ -9,5 +9,13 @@ export function workflowBundlerOptions(stackTraces: boolean): { preloadModules: 
   return { preloadModules: stackTraces ? [] : [STACK_TRACE_LIMIT_MODULE] };
 }
 
-/** `WORKFLOW_STACK_TRACES` for scripts that bundle outside a worker's config (true, 1, yes: on). */
-export const stackTracesFromEnv = (env: NodeJS.ProcessEnv = process.env): boolean => /^(true|1|yes|on)$/i.test(env.WORKFLOW_STACK_TRACES ?? '');
+/**
+ * `WORKFLOW_STACK_TRACES` for scripts that bundle outside a worker's config, read as the config reads a
+ * flag (true/1/yes/on, false/0/no/off, unset: off); anything else is refused rather than taken as off.
+ */
+export function stackTracesFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  const flag = (env.WORKFLOW_STACK_TRACES ?? '').trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(flag)) return true;
+  if (['', 'false', '0', 'no', 'off'].includes(flag)) return false;
+  throw new Error(`WORKFLOW_STACK_TRACES is ${JSON.stringify(env.WORKFLOW_STACK_TRACES)}: set it to true or false`);
+}
