@@ -194,6 +194,8 @@ export function encodeRecallCopy(copy: RecallCopy, savedAt: Date): StoredRecallC
   const tuples: EntryTuple[] = [];
   let values = 0;
   let indices = 0;
+  let denseCount = 0;
+  let denseValues = 0;
   for (const e of copy.entries) {
     let index = embedderIndex.get(e.embedderId);
     if (index === undefined) {
@@ -202,20 +204,18 @@ export function encodeRecallCopy(copy: RecallCopy, savedAt: Date): StoredRecallC
     }
     const sparse = sparseCount(e.unit);
     const stored = sparse < 0 ? e.unit.length : sparse;
-    values += stored;
-    if (sparse >= 0) indices += stored;
+    if (sparse >= 0) {
+      values += stored;
+      indices += stored;
+    } else {
+      denseCount += 1;
+      denseValues += stored;
+    }
     tuples.push([e.id, e.kind, e.text, e.weight, e.origin, e.createdAt.getTime(), e.updatedAt.getTime(), e.expiresAt.getTime(), index, e.unit.length, stored]);
   }
   const json = Buffer.from(JSON.stringify({ embedders, entries: tuples, malformed: copy.malformed.map((m) => [m.memoryId, m.fields, m.detail]) }), 'utf8');
-  let denseCount = 0;
-  let denseValues = 0;
-  copy.entries.forEach((e, n) => {
-    if (tuples[n]?.[10] !== e.unit.length) return;
-    denseCount += 1;
-    denseValues += e.unit.length;
-  });
   const scales = new Float32Array(denseCount);
-  const valueArray = new Float32Array(values - denseValues);
+  const valueArray = new Float32Array(values);
   const indexArray = new Uint16Array(indices);
   const components = new Int8Array(denseValues);
   let scaleAt = 0;
