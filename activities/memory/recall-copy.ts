@@ -24,8 +24,11 @@ import { unitVector } from './recall';
  * - `vectors`: the unit vectors, little-endian, in entry order within each
  *   part: the float32 scale of every dense vector, the float32 non-zero
  *   values of every sparse vector, their uint16 indices, then the int8
- *   components of every dense vector. An entry is sparse when that is
- *   smaller (the offline embedder's hashed features are). A dense vector (an
+ *   components of every dense vector from its first non-zero component to
+ *   its last (its span; the rest are 0: an embedder of two models fills only
+ *   one model's place, routed-embedder.ts). An entry is sparse when that is
+ *   smaller than its span as float32 (the offline embedder's hashed features
+ *   are). A dense vector (an
  *   embedding model's) is held by recall itself as int8 components times one
  *   scale (`recallUnit`), from a full read as from a copy, so a recall from
  *   the copy gives exactly what a recall from a full read gives; at a
@@ -37,7 +40,7 @@ import { unitVector } from './recall';
  */
 
 /** Changed whenever the layout changes; a copy of another format is ignored and replaced by the next full read. */
-export const RECALL_COPY_FORMAT = 3;
+export const RECALL_COPY_FORMAT = 4;
 /** MongoDB and FerretDB refuse documents over 16 MiB; a larger recall set is not copied (its namespace is read in full). */
 export const MAX_RECALL_COPY_BYTES = 15 * 1024 * 1024;
 // Sparse indices are uint16; the configured embedding size is at most 8,192.
@@ -72,8 +75,12 @@ export class RecallCopyError extends Error {
   override readonly name = 'RecallCopyError';
 }
 
-/** id, kind, text, weight, origin, createdAt, updatedAt, expiresAt (epoch ms), embedder index, dims, stored components. */
-type EntryTuple = [string, MemoryKind, string, number, 'user' | 'tool_confirmed', number, number, number, number, number, number];
+/**
+ * id, kind, text, weight, origin, createdAt, updatedAt, expiresAt (epoch ms),
+ * embedder index, dims, stored components, and where a dense vector's stored
+ * span starts (-1: the vector is sparse).
+ */
+type EntryTuple = [string, MemoryKind, string, number, 'user' | 'tool_confirmed', number, number, number, number, number, number, number];
 
 // The shape of MemoryId (memory-types.ts).
 const MEMORY_ID = /^mem_[0-9a-f]{24}$/;
@@ -84,14 +91,14 @@ const isDate = (v: unknown): boolean => isInt(v, -8.64e15, 8.64e15);
 
 /** What is wrong with one entry, if anything. */
 function entryProblem(t: unknown[]): string | undefined {
-  if (t.length !== 11) return 'is not an array of 11 values';
+  if (t.length !== 12) return 'is not an array of 12 values';
   if (typeof t[0] !== 'string' || !MEMORY_ID.test(t[0])) return 'has a bad id';
   if (!KINDS.has(t[1])) return 'has a bad kind';
   if (typeof t[2] !== 'string' || t[2].length < 1 || t[2].length > MAX_TEXT_CHARS) return 'has a bad text';
   if (typeof t[3] !== 'number' || !(t[3] >= 1) || !Number.isFinite(t[3])) return 'has a bad weight';
   if (t[4] !== 'user' && t[4] !== 'tool_confirmed') return 'has a bad origin';
   if (!isDate(t[5]) || !isDate(t[6]) || !isDate(t[7])) return 'has a bad date';
-  if (!isInt(t[8], 0) || !isInt(t[9], 0, MAX_DIMS) || !isInt(t[10], 0, t[9] as number)) return 'has a bad vector layout';
+  if (!isInt(t[8], 0) || !isInt(t[9], 0, MAX_DIMS) || !isInt(t[10], 0, t[9] as number) || !isInt(t[11], -1, (t[9] as number) - (t[10] as number))) return 'has a bad vector layout';
   return undefined;
 }
 
@@ -170,7 +177,7 @@ function inflate(binary: Binary, field: string): Buffer {
  */
 export function recallUnit(embedding: ArrayLike<number>): { unit: Float32Array; scale?: number } {
   const unit = unitVector(embedding);
-  if (sparseCount(unit) >= 0) return { unit };
+  if (isSparse(unit)) return { unit };
   let max = 0;
   for (let i = 0; i < unit.length; i++) max = Math.max(max, Math.abs(unit[i] as number));
   const scale = Math.fround(max / 127);
@@ -180,11 +187,24 @@ export function recallUnit(embedding: ArrayLike<number>): { unit: Float32Array; 
   return { unit, scale };
 }
 
-/** Non-zero components of a vector, or -1 when storing it dense is not larger. */
-function sparseCount(v: Float32Array): number {
+/** A vector's non-zero components, and its span: from the first non-zero component to the last. */
+function layoutOf(v: Float32Array): { nonZero: number; start: number; span: number } {
   let nonZero = 0;
-  for (let i = 0; i < v.length; i++) if (v[i] !== 0) nonZero++;
-  return nonZero * 6 < v.length * 4 ? nonZero : -1;
+  let first = -1;
+  let last = -1;
+  for (let i = 0; i < v.length; i++) {
+    if (v[i] === 0) continue;
+    nonZero++;
+    if (first < 0) first = i;
+    last = i;
+  }
+  return first < 0 ? { nonZero: 0, start: 0, span: 0 } : { nonZero, start: first, span: last - first + 1 };
+}
+
+/** Whether a vector is smaller as its non-zero values and their indices than as its span of float32. */
+function isSparse(v: Float32Array): boolean {
+  const { nonZero, span } = layoutOf(v);
+  return nonZero * 6 < span * 4;
 }
 
 /** The document for a recall set; null when it would be too large to store. */
@@ -196,23 +216,27 @@ export function encodeRecallCopy(copy: RecallCopy, savedAt: Date): StoredRecallC
   let indices = 0;
   let denseCount = 0;
   let denseValues = 0;
-  for (const e of copy.entries) {
+  // Dense vectors as stored: rounded (`recallUnit`) when recall did not round them itself, and their span.
+  const dense: Array<{ unit: Float32Array; scale: number; start: number } | undefined> = new Array(copy.entries.length);
+  copy.entries.forEach((e, n) => {
     let index = embedderIndex.get(e.embedderId);
     if (index === undefined) {
       index = embedders.push(e.embedderId) - 1;
       embedderIndex.set(e.embedderId, index);
     }
-    const sparse = sparseCount(e.unit);
-    const stored = sparse < 0 ? e.unit.length : sparse;
-    if (sparse >= 0) {
-      values += stored;
-      indices += stored;
-    } else {
+    const rounded = e.scale !== undefined ? { unit: e.unit, scale: e.scale } : isSparse(e.unit) ? undefined : recallUnit(e.unit);
+    const layout = layoutOf(rounded?.unit ?? e.unit);
+    if (rounded) {
+      dense[n] = { unit: rounded.unit, scale: rounded.scale ?? 0, start: layout.start };
       denseCount += 1;
-      denseValues += stored;
+      denseValues += layout.span;
+    } else {
+      values += layout.nonZero;
+      indices += layout.nonZero;
     }
-    tuples.push([e.id, e.kind, e.text, e.weight, e.origin, e.createdAt.getTime(), e.updatedAt.getTime(), e.expiresAt.getTime(), index, e.unit.length, stored]);
-  }
+    const stored = rounded ? layout.span : layout.nonZero;
+    tuples.push([e.id, e.kind, e.text, e.weight, e.origin, e.createdAt.getTime(), e.updatedAt.getTime(), e.expiresAt.getTime(), index, e.unit.length, stored, rounded ? layout.start : -1]);
+  });
   const json = Buffer.from(JSON.stringify({ embedders, entries: tuples, malformed: copy.malformed.map((m) => [m.memoryId, m.fields, m.detail]) }), 'utf8');
   const scales = new Float32Array(denseCount);
   const valueArray = new Float32Array(values);
@@ -223,11 +247,11 @@ export function encodeRecallCopy(copy: RecallCopy, savedAt: Date): StoredRecallC
   let valueAt = 0;
   let indexAt = 0;
   copy.entries.forEach((e, n) => {
-    if (tuples[n]?.[10] === e.unit.length) {
-      // A dense vector recall did not round itself (`recallUnit`) is rounded here.
-      const { unit, scale = 0 } = e.scale === undefined ? recallUnit(e.unit) : { unit: e.unit, scale: e.scale };
-      scales[scaleAt++] = scale;
-      for (let i = 0; i < unit.length; i++) components[componentAt++] = scale === 0 ? 0 : Math.round((unit[i] as number) / scale);
+    const d = dense[n];
+    if (d) {
+      const span = (tuples[n] as EntryTuple)[10];
+      scales[scaleAt++] = d.scale;
+      for (let i = d.start; i < d.start + span; i++) components[componentAt++] = d.scale === 0 ? 0 : Math.round((d.unit[i] as number) / d.scale);
       return;
     }
     for (let i = 0; i < e.unit.length; i++) {
@@ -323,9 +347,9 @@ export function decodeRecallCopy(raw: unknown): RecallCopy {
   let valueCount = 0;
   let indexCount = 0;
   for (const t of tuples) {
-    if (t[10] === t[9]) {
+    if (t[11] >= 0) {
       denseCount += 1;
-      componentCount += t[9];
+      componentCount += t[10];
     } else {
       valueCount += t[10];
       indexCount += t[10];
@@ -360,11 +384,13 @@ export function decodeRecallCopy(raw: unknown): RecallCopy {
     const unit = expanded.subarray(expandedAt, expandedAt + dims);
     expandedAt += dims;
     let scale: number | undefined;
-    if (stored === dims) {
+    const start = t[11];
+    if (start >= 0) {
+      // The components outside the span are 0, as `expanded` starts.
       scale = scales[scaleAt++] as number;
       check += scale - scale;
-      for (let k = 0; k < dims; k++) unit[k] = (components[componentAt + k] as number) * scale;
-      componentAt += dims;
+      for (let k = 0; k < stored; k++) unit[start + k] = (components[componentAt + k] as number) * scale;
+      componentAt += stored;
     } else {
       for (let k = 0; k < stored; k++) {
         const index = indices[indexAt + k] as number;

@@ -89,6 +89,23 @@ describe('recall copy', () => {
     expect(bits(decodeRecallCopy(roundTrip(doc)).entries.map((e) => e.unit)).equals(bits(dense.map((e) => e.unit)))).toBe(true);
   });
 
+  it("stores only the span of a vector of two models' places that one model filled, and gives back exactly the rest as 0", () => {
+    // As routed-embedder.ts writes them: 384 English places then 512 Chinese ones, one half filled.
+    const random = seededRandom(31);
+    // Components of 0.5 to 1 in size, so none rounds to 0 and each span is its model's whole place.
+    const component = () => (random() < 0.5 ? -1 : 1) * (0.5 + random() / 2);
+    const half = (filled: 'first' | 'second') => Array.from({ length: 896 }, (_, i) => ((i < 384) === (filled === 'first') ? component() : 0));
+    const entries = Array.from({ length: 40 }, (_, n) => entry(n, half(n % 2 === 0 ? 'first' : 'second')));
+    const doc = stored({ generation: 2, loadedAt: at.getTime(), entries, malformed: [] });
+    const vectors = vectorsOf(doc);
+    expect(vectors.byteLength).toBe(40 * 4 + 20 * 384 + 20 * 512);
+    const back = decodeRecallCopy(roundTrip(doc)).entries;
+    const bits = (units: Float32Array[]) => Buffer.concat(units.map((u) => Buffer.from(u.buffer, u.byteOffset, u.byteLength)));
+    expect(bits(back.map((e) => e.unit)).equals(bits(entries.map((e) => e.unit)))).toBe(true);
+    expect(back.every((e) => e.unit.length === 896 && e.scale !== undefined)).toBe(true);
+    expect(back[1]?.unit.subarray(0, 384).every((x) => x === 0)).toBe(true);
+  });
+
   it('rounding a dense unit vector to int8 steps moves its cosine scores by less than 0.005', () => {
     const random = seededRandom(23);
     const vector = () => Array.from({ length: 384 }, () => random() * 2 - 1);
@@ -133,6 +150,8 @@ describe('recall copy', () => {
       ['a bad kind', withBody((b) => void ((b.entries[0] as unknown[])[1] = 'rumour'))],
       ['an unknown embedder', withBody((b) => void ((b.entries[0] as unknown[])[8] = 9))],
       ['more components than dimensions', withBody((b) => void ((b.entries[0] as unknown[])[10] = 300))],
+      ['a span past the dimensions', withBody((b) => void ((b.entries[0] as unknown[])[11] = 255))],
+      ['no span field', withBody((b) => void (b.entries[0] as unknown[]).pop())],
     ];
     for (const [what, doc] of damaged) {
       let error: unknown;
