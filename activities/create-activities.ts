@@ -5,7 +5,7 @@ import { UsageStore, type PriceTable } from './usage/usage-store';
 import type OpenAI from 'openai';
 import type { SessionActivities } from './activity-types';
 import { createArchiveActivities } from './archive-activities';
-import { OfflineEmbedder, resolveThresholds, type Embedder } from './memory/embedder';
+import { OfflineEmbedder, thresholdsFor, type Embedder } from './memory/embedder';
 import { createMemoryActivities } from './memory/memory-activities';
 import type { MemoryActivities } from './memory/memory-activity-types';
 import { defaultMemoryConfig, type MemoryConfig } from './memory/memory-config';
@@ -55,7 +55,7 @@ export function builtinTools(db: Db): NativeTool[] {
 /** Native tools that come with long-term memory: `find_memories` and `forget_memory` when memory is on. */
 export function memoryTools(db: Db, memory: ActivityDeps['memory']): NativeTool[] {
   if (!memory?.config.enabled) return [];
-  const thresholds = resolveThresholds(memory.embedder.id, memory.config);
+  const thresholds = thresholdsFor(memory.embedder, memory.config);
   const deps = { repo: new MemoryRepository(db), embedder: memory.embedder, thresholds };
   return [findMemoriesTool(deps), forgetMemoryTool(deps)];
 }

@@ -21,7 +21,8 @@
  * (evaluation/recall-set), per language, each set written to a database of
  * its own and every case recalled through `recallMemories`: for the
  * configured embedder, side by side for word hashing, and for Chinese also
- * with the Chinese model (`--zh-embedder`) when the configured one is English.
+ * with the Chinese model (`--zh-embedder`) unless that is the configured
+ * embedder's Chinese part (the default, local:en-zh-q).
  *
  * The last line printed is one JSON object.
  *
@@ -50,6 +51,7 @@ import { runRecallSet, type RecallSetRun } from './support/recall-set-bench';
 import { fullReadBreakdown } from './support/recall-load-breakdown';
 import { median, percentile, round } from './support/stats';
 import { intOption } from './support/int-option';
+import { RoutedEmbedder } from '../activities/memory/routed-embedder';
 
 const TARGET_P95_MS = 20;
 const TARGET_COLD_MS = 100;
@@ -180,7 +182,9 @@ async function qualityReport(mongo: MongoClient, opts: Options, configured: Embe
     out[set.language].offline_hash = configured.id === offline.id ? (out[set.language].configured as RecallSetRun) : await run(set, offline);
   }
   // An English model cannot judge the Chinese set; the Chinese model is measured beside it.
-  if (opts.zhEmbedder && opts.zhEmbedder !== process.env.EMBEDDING_MODEL) {
+  if (configured instanceof RoutedEmbedder && `local:${configured.parts.han.spec.name}` === opts.zhEmbedder) {
+    log(`[bench] the Chinese set is not run again with ${opts.zhEmbedder}: it is the configured embedder's Chinese part`);
+  } else if (opts.zhEmbedder && opts.zhEmbedder !== process.env.EMBEDDING_MODEL) {
     try {
       out.zh.chinese_model = await run(ZH_RECALL_SET, configuredEmbedder(opts.zhEmbedder));
     } catch (err) {

@@ -22,7 +22,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
 import { parseEmbedderChoice } from '../activities/memory/embedder-choice';
-import { isLocalModelName, localModelPaths, localModelsRoot, LOCAL_MODEL_NAMES, LOCAL_MODELS, type LocalModelFile, type LocalModelName } from '../activities/memory/local-models';
+import { isLocalEmbeddingName, LOCAL_EMBEDDING_NAMES, localModelPaths, localModelsRoot, LOCAL_MODEL_NAMES, LOCAL_MODELS, modelsOf, type LocalEmbeddingName, type LocalModelFile, type LocalModelName } from '../activities/memory/local-models';
 import { runCommand } from './stack/run-command';
 
 type Log = (line: string) => void;
@@ -49,7 +49,7 @@ export async function ensureLocalModels(names: readonly LocalModelName[] = LOCAL
  */
 export async function ensureConfiguredModel(embeddingModel: string | undefined, options: EnsureModelsOptions = {}): Promise<void> {
   const choice = parseEmbedderChoice(embeddingModel);
-  if (choice.kind === 'local') await ensureLocalModel(choice.name, options);
+  if (choice.kind === 'local') for (const model of modelsOf(choice.name)) await ensureLocalModel(model, options);
 }
 
 export async function ensureLocalModel(name: LocalModelName, options: EnsureModelsOptions = {}): Promise<'present' | 'fetched'> {
@@ -171,12 +171,13 @@ function message(err: unknown): string {
 }
 
 async function main(args: readonly string[]): Promise<number> {
-  const unknown = args.filter((a) => !isLocalModelName(a));
+  const unknown = args.filter((a) => !isLocalEmbeddingName(a));
   if (unknown.length > 0) {
-    process.stderr.write(`unknown model${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}\nknown: ${LOCAL_MODEL_NAMES.join(', ')}\n`);
+    process.stderr.write(`unknown model${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}\nknown: ${LOCAL_EMBEDDING_NAMES.join(', ')}\n`);
     return 2;
   }
-  const names = args.length > 0 ? (args as LocalModelName[]) : LOCAL_MODEL_NAMES;
+  // A routed pair (en-zh-q) stands for its two models.
+  const names = args.length > 0 ? [...new Set((args as LocalEmbeddingName[]).flatMap(modelsOf))] : LOCAL_MODEL_NAMES;
   for (const name of names) {
     const outcome = await ensureLocalModel(name, { log: (line) => process.stdout.write(`${line}\n`) });
     if (outcome === 'present') process.stdout.write(`embedding model ${name}: already in ${localModelPaths(name).dir}\n`);

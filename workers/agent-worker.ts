@@ -7,6 +7,7 @@ import { McpOAuth } from '../activities/mcp/mcp-oauth-provider';
 import { McpOAuthStore } from '../activities/mcp/mcp-oauth-store';
 import { createEmbedder } from '../activities/memory/embedder';
 import { LocalEmbedder } from '../activities/memory/local-embedder';
+import { RoutedEmbedder } from '../activities/memory/routed-embedder';
 import { MemoryRepository } from '../activities/memory/memory-repository';
 import { ensureMeetingIndexes } from '../activities/tools/meeting-tools';
 import { nativeRunnable } from '../activities/tools/tool-registry';
@@ -62,11 +63,12 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     embedder: createEmbedder({ openai, embeddingModel: config.model.embeddingModel, dimensions: config.memory.embeddingDims }),
     config: config.memory,
   };
-  if (config.memory.enabled && memory.embedder instanceof LocalEmbedder) {
+  if (config.memory.enabled && (memory.embedder instanceof LocalEmbedder || memory.embedder instanceof RoutedEmbedder)) {
     // Load the model and run it once while the worker connects and loads its workflows, so the first
     // recall does not pay 0.3 to 0.9 s for it (bench:cold-start's first_turn_ms). A failure here is
     // only logged: the first recall loads again and reports it to its session.
-    memory.embedder.embed(['warm up']).catch((err: unknown) => console.warn(`[memory] loading the embedding model failed: ${err instanceof Error ? err.message : String(err)}`));
+    // One text in each script, so a model of each (the default has two) is loaded and run.
+    memory.embedder.embed(['warm up', '预热']).catch((err: unknown) => console.warn(`[memory] loading the embedding model failed: ${err instanceof Error ? err.message : String(err)}`));
   }
   const mongo = await connectMongo(config);
   const db = mongo.db(config.mongodb.database);

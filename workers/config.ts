@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { LOCAL_CHOICES, LOCAL_PREFIX, parseEmbedderChoice } from '../activities/memory/embedder-choice';
-import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS } from '../activities/memory/local-models';
+import { DEFAULT_LOCAL_EMBEDDING, localEmbeddingDims } from '../activities/memory/local-models';
 import { MemoryConfig } from '../activities/memory/memory-config';
 import { keyListProblems, keyMaterialStrings, parseKeyList } from '../codec/encryption-keys';
 import { WorkerTuning, workerTuningProblems } from './worker-tuning';
@@ -115,7 +115,7 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
   'model.embeddingModel': {
     env: 'EMBEDDING_MODEL',
     kind: 'string',
-    fix: `set EMBEDDING_MODEL to ${LOCAL_CHOICES.join(', ')} or a model of the embeddings endpoint (e.g. text-embedding-3-small), or unset it for ${LOCAL_PREFIX}${DEFAULT_LOCAL_MODEL}`,
+    fix: `set EMBEDDING_MODEL to ${LOCAL_CHOICES.join(', ')} or a model of the embeddings endpoint (e.g. text-embedding-3-small), or unset it for ${LOCAL_PREFIX}${DEFAULT_LOCAL_EMBEDDING}`,
   },
   'model.requestTimeoutMs': { env: 'MODEL_REQUEST_TIMEOUT_MS', kind: 'int', fix: 'set MODEL_REQUEST_TIMEOUT_MS to a positive integer of milliseconds' },
   'limits.maxSteps': { env: 'AGENT_MAX_STEPS', kind: 'int', fix: 'set AGENT_MAX_STEPS to an integer from 1 to 50' },
@@ -308,7 +308,7 @@ export function loadConfig(env: Env = process.env): RuntimeConfig {
       problems.push({
         field: 'memory.embeddingDims',
         source: sources.get('memory.embeddingDims') ?? 'config file',
-        message: `does not apply to the local model ${choice.name}, whose vectors have ${LOCAL_MODELS[choice.name].dims} dimensions`,
+        message: `does not apply to the local model ${choice.name}, whose vectors have ${localEmbeddingDims(choice.name)} dimensions`,
         fix: 'unset EMBEDDING_DIMS, or set EMBEDDING_MODEL=offline-hash or an endpoint model it applies to',
       });
     }

@@ -3,6 +3,8 @@ import { offlineEmbedding } from '../../scripted-model/offline-embedding';
 import { classifyModelError } from '../model-activities';
 import { parseEmbedderChoice } from './embedder-choice';
 import { LocalEmbedder } from './local-embedder';
+import { isRoutedModelName } from './local-models';
+import { RoutedEmbedder } from './routed-embedder';
 
 /**
  * Turns texts into vectors. The id names the vector space: memories embedded
@@ -20,6 +22,12 @@ export interface Embedder {
    * space, so an embedder that has it says so in its id. Absent: as stored.
    */
   readonly memoryText?: (stored: string) => string;
+  /**
+   * The embedder id whose calibrated recall thresholds apply to this query.
+   * An embedder of two models (routed-embedder.ts) names the model the query
+   * goes to. Absent: its own id.
+   */
+  thresholdsId?(query: string): string;
 }
 
 /**
@@ -183,6 +191,24 @@ export function resolveThresholds(embedderId: string, overrides: { strongThresho
 }
 
 /**
+ * The thresholds recall uses for a query: the configured values when set, else
+ * the defaults of the embedder id that applies to the query (`thresholdsId`).
+ * Each id's values are resolved once.
+ */
+export function thresholdsFor(embedder: Embedder, overrides: { strongThreshold?: number; weakThreshold?: number }): (query: string) => RecallThresholds {
+  const byId = new Map<string, RecallThresholds>();
+  return (query) => {
+    const id = embedder.thresholdsId ? embedder.thresholdsId(query) : embedder.id;
+    let t = byId.get(id);
+    if (!t) {
+      t = resolveThresholds(id, overrides);
+      byId.set(id, t);
+    }
+    return t;
+  };
+}
+
+/**
  * The configured embedder (EMBEDDING_MODEL, see embedder-choice.ts): a local
  * model by default, word hashing for `offline-hash`, the embeddings endpoint
  * for any other name. A local model whose files are missing throws
@@ -192,7 +218,7 @@ export function createEmbedder(options: { openai: OpenAI; embeddingModel?: strin
   const choice = parseEmbedderChoice(options.embeddingModel);
   switch (choice.kind) {
     case 'local':
-      return new LocalEmbedder(choice.name);
+      return isRoutedModelName(choice.name) ? new RoutedEmbedder(choice.name) : new LocalEmbedder(choice.name);
     case 'offline-hash':
       return new OfflineEmbedder(options.dimensions ?? 256);
     case 'endpoint':

@@ -91,15 +91,63 @@ export type LocalModelName = keyof typeof LOCAL_MODELS;
 
 export const LOCAL_MODEL_NAMES = Object.keys(LOCAL_MODELS) as LocalModelName[];
 
-/** The model used when no EMBEDDING_MODEL is set (docs/memory.md, "Embedders", says why this one). */
-export const DEFAULT_LOCAL_MODEL: LocalModelName = 'all-minilm-l6-v2-q';
-
 export function isLocalModelName(name: string): name is LocalModelName {
   return Object.hasOwn(LOCAL_MODELS, name);
 }
 
+/**
+ * A local embedder made of two models, one per script: each text goes to the
+ * model of the script most of it is written in (routed-embedder.ts). Neither
+ * model alone reads both English and Chinese, and none that does is served by
+ * a registry reachable here (docs/memory.md, "Embedders").
+ */
+export interface RoutedModelSpec {
+  readonly name: string;
+  readonly description: string;
+  /** Texts mostly in Latin letters (and texts with no letters at all). */
+  readonly latin: LocalModelName;
+  /** Texts with at least as many Han (or kana) characters as Latin words. */
+  readonly han: LocalModelName;
+}
+
+export const ROUTED_MODELS = {
+  'en-zh-q': {
+    name: 'en-zh-q',
+    description: 'English through all-MiniLM-L6-v2 (int8), Chinese through BGE small zh v1.5 (int8)',
+    latin: 'all-minilm-l6-v2-q',
+    han: 'bge-small-zh-v15-q',
+  },
+} as const satisfies Record<string, RoutedModelSpec>;
+export type RoutedModelName = keyof typeof ROUTED_MODELS;
+
+export function isRoutedModelName(name: string): name is RoutedModelName {
+  return Object.hasOwn(ROUTED_MODELS, name);
+}
+
+/** What `EMBEDDING_MODEL=local:<name>` may name: one model, or a pair routed by script. */
+export type LocalEmbeddingName = LocalModelName | RoutedModelName;
+export const LOCAL_EMBEDDING_NAMES: LocalEmbeddingName[] = [...(Object.keys(ROUTED_MODELS) as RoutedModelName[]), ...LOCAL_MODEL_NAMES];
+
+export function isLocalEmbeddingName(name: string): name is LocalEmbeddingName {
+  return isLocalModelName(name) || isRoutedModelName(name);
+}
+
+/** The models whose files a local embedding needs. */
+export function modelsOf(name: LocalEmbeddingName): LocalModelName[] {
+  if (isRoutedModelName(name)) return [ROUTED_MODELS[name].latin, ROUTED_MODELS[name].han];
+  return [name];
+}
+
+/** The length of a local embedding's vectors: a routed pair's is both models' side by side. */
+export function localEmbeddingDims(name: LocalEmbeddingName): number {
+  return modelsOf(name).reduce((sum, m) => sum + LOCAL_MODELS[m].dims, 0);
+}
+
+/** The embedding used when no EMBEDDING_MODEL is set (docs/memory.md, "Embedders", says why this one). */
+export const DEFAULT_LOCAL_EMBEDDING: LocalEmbeddingName = 'en-zh-q';
+
 /** The command that puts a model's files in place, for error messages. */
-export function fetchCommand(name: LocalModelName): string {
+export function fetchCommand(name: LocalEmbeddingName): string {
   return `npm run models:fetch -- ${name}`;
 }
 

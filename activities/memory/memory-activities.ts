@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from 'mongodb';
 import type OpenAI from 'openai';
 import { FailureType } from '../../workflows/failure-types';
-import { resolveThresholds, type Embedder } from './embedder';
+import { thresholdsFor, type Embedder } from './embedder';
 import { emptyExtractionCounts, runExtraction } from './extraction';
 import type {
   DeleteMemoryInput,
@@ -22,7 +22,7 @@ import { auditRetentionMs, type MemoryConfig } from './memory-config';
 import { activityLog, type MemoryLog } from './memory-log';
 import { MemoryRepository, viewOf, type ScopedMemories } from './memory-repository';
 import { MemoryId, MemoryNamespace, type MemoryDocError } from './memory-types';
-import { formatRecallRegion, queryScorer, recallTiers, type ScoredMemory } from './recall';
+import { formatRecallRegion, queryScorer, recallTiers, type RecallPolicy, type ScoredMemory } from './recall';
 import { RecallCache } from './recall-cache';
 import { isUnsupportedSearch, mapVectorHits, vectorSearchLimits } from './vector-search';
 
@@ -56,14 +56,18 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
   const clock = deps.clock ?? (() => new Date());
   const log = deps.log ?? activityLog;
   const cache = deps.cache ?? new RecallCache({ maxAgeMs: deps.config.cacheMaxAgeMs, log });
-  const thresholds = resolveThresholds(deps.embedder.id, deps.config);
-  const policy = {
-    strong: thresholds.strong,
-    weak: thresholds.weak,
-    maxStrong: deps.config.maxStrong,
-    maxStrongChars: deps.config.maxStrongChars,
-    maxWeak: deps.config.maxWeak,
-    maxWeakChars: deps.config.maxWeakChars,
+  // Per query: an embedder of two models applies the thresholds of the model the query goes to.
+  const thresholdsOf = thresholdsFor(deps.embedder, deps.config);
+  const policyFor = (query: string) => {
+    const thresholds = thresholdsOf(query);
+    return {
+      strong: thresholds.strong,
+      weak: thresholds.weak,
+      maxStrong: deps.config.maxStrong,
+      maxStrongChars: deps.config.maxStrongChars,
+      maxWeak: deps.config.maxWeak,
+      maxWeakChars: deps.config.maxWeakChars,
+    };
   };
   const warnedGenerations = new Map<string, number>();
   const vectorSearch = repo.vectorSearchProbe(deps.config.vectorSearch, deps.config.vectorSearchIndex, log);
@@ -75,7 +79,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
    * turns out not to support it (the probe then sends every later recall to
    * the local path).
    */
-  async function atlasRanked(scope: ScopedMemories, vector: number[], now: Date): Promise<{ scored: ScoredMemory[]; belowWeak: number; otherEmbedder: number; malformed: number } | null> {
+  async function atlasRanked(scope: ScopedMemories, vector: number[], now: Date, policy: RecallPolicy): Promise<{ scored: ScoredMemory[]; belowWeak: number; otherEmbedder: number; malformed: number } | null> {
     try {
       const [hits, otherEmbedder] = await Promise.all([
         scope.vectorSearch({ index: deps.config.vectorSearchIndex, embedderId: deps.embedder.id, queryVector: vector, now, ...atlasLimits }),
@@ -98,6 +102,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
     ranked: { scored: ScoredMemory[]; belowWeak: number; otherEmbedder: number; malformed: number; malformedErrors: MemoryDocError[]; generation: number; fromCache: boolean },
     now: Date,
     started: number,
+    policy: RecallPolicy,
   ): RecallMemoriesResult {
     if (ranked.malformedErrors.length > 0 && warnedGenerations.get(scope.nsKey) !== ranked.generation) {
       warnedGenerations.set(scope.nsKey, ranked.generation);
@@ -134,6 +139,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
      */
     async recallMemories(input: RecallMemoriesInput): Promise<RecallMemoriesResult> {
       const started = performance.now();
+      const policy = policyFor(input.query);
       const result: RecallMemoriesResult = {
         strong: [],
         weak: [],
@@ -141,7 +147,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
         region: '',
         injectedIds: [],
         embedderId: deps.embedder.id,
-        thresholds: { strong: thresholds.strong, weak: thresholds.weak },
+        thresholds: { strong: policy.strong, weak: policy.weak },
         cacheHit: false,
         skipped: { belowWeak: 0, overCap: 0, malformed: 0, otherEmbedder: 0 },
       };
@@ -152,8 +158,8 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       // Decided once per worker (a resolved promise after the first recall).
       if ((await vectorSearch.path()) === 'atlas') {
         const [vector] = await deps.embedder.embed([input.query], { signal });
-        const atlas = await atlasRanked(scope, vector ?? [], now);
-        if (atlas) return finish({ ...result, recallPath: 'atlas' }, scope, { ...atlas, generation: -1, fromCache: false, malformedErrors: [] }, now, started);
+        const atlas = await atlasRanked(scope, vector ?? [], now, policy);
+        if (atlas) return finish({ ...result, recallPath: 'atlas' }, scope, { ...atlas, generation: -1, fromCache: false, malformedErrors: [] }, now, started, policy);
       }
       // The generation read goes out first (and on a cold worker the stored copy's); embedding and scoring the cached copy overlap with it.
       const generation = scope.generation();
@@ -192,7 +198,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       });
       result.recallPath = 'local';
       const { scored, belowWeak, otherEmbedder } = outcome.value;
-      return finish(result, scope, { scored, belowWeak, otherEmbedder, malformed: outcome.malformed.length, malformedErrors: outcome.malformed, generation: outcome.generation, fromCache: outcome.fromCache }, now, started);
+      return finish(result, scope, { scored, belowWeak, otherEmbedder, malformed: outcome.malformed.length, malformedErrors: outcome.malformed, generation: outcome.generation, fromCache: outcome.fromCache }, now, started, policy);
     },
 
     /** Asks the model for candidates in the given turns, gates them and writes what passes. */

@@ -10,7 +10,8 @@ import { ToolInputError, ToolPermanentError } from './tool-errors';
 export interface ForgetMemoryDeps {
   repo: MemoryRepository;
   embedder: Embedder;
-  thresholds: RecallThresholds;
+  /** The recall thresholds for a description (an embedder of two models has one pair per model; embedder.ts `thresholdsFor`). */
+  thresholds: (query: string) => RecallThresholds;
   clock?: () => Date;
 }
 
@@ -46,13 +47,14 @@ async function byDescription(scope: ScopedMemories, deps: ForgetMemoryDeps, desc
   const [vector] = await deps.embedder.embed([description], { signal });
   const query = Float32Array.from(vector ?? []);
   const wanted = offlineTokens(description);
+  const { weak } = deps.thresholds(description);
   const scored = memories.map((m) => {
     const words = new Set(offlineTokens(`${m.text} ${m.kind === 'fact' ? `${m.predicate} ${m.value}` : m.statement}`));
     // A clear match has every content word of the description as a distinct
     // word: "CityZq0x" never matches "CityZq3x", however close their vectors.
     const sure = wanted.length > 0 && wanted.every((w) => words.has(w));
     const similarity = m.embedderId === deps.embedder.id ? cosine(query, m.embedding) : 0;
-    return { m, similarity, sure, possible: similarity >= deps.thresholds.weak };
+    return { m, similarity, sure, possible: similarity >= weak };
   });
   scored.sort((a, b) => b.similarity - a.similarity);
   return { sure: scored.filter((s) => s.sure).map((s) => s.m), possible: scored.filter((s) => !s.sure && s.possible).map((s) => s.m) };

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defaultThresholds, embedMemories } from '../../activities/memory/embedder';
 import { LocalEmbedder, LocalModelMissingError } from '../../activities/memory/local-embedder';
-import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS, type LocalModelName } from '../../activities/memory/local-models';
+import { LOCAL_MODELS, type LocalModelName } from '../../activities/memory/local-models';
+
+/** The English model, one part of the default embedder (local:en-zh-q). */
+const ENGLISH_MODEL = 'all-minilm-l6-v2-q' as const;
 
 /**
  * The real models, fetched into .tools/models/ by Jest's global setup: ONNX
@@ -19,11 +22,11 @@ async function rank(embedder: LocalEmbedder, query: string, memories: string[]):
 }
 
 describe('the default local embedder (English)', () => {
-  const embedder = new LocalEmbedder(DEFAULT_LOCAL_MODEL);
+  const embedder = new LocalEmbedder(ENGLISH_MODEL);
   const thresholds = defaultThresholds(embedder.id);
 
   it('names its vector space after the model and the first-person wording, and returns unit vectors of the model\'s length', async () => {
-    expect(embedder.id).toBe(`local:${DEFAULT_LOCAL_MODEL}:first-person`);
+    expect(embedder.id).toBe(`local:${ENGLISH_MODEL}:first-person`);
     const [v] = await embedder.embed(['The user lives in Lisbon.']);
     expect(v).toHaveLength(384);
     expect(norm(v as number[])).toBeCloseTo(1, 6);
@@ -59,7 +62,7 @@ describe('the default local embedder (English)', () => {
 
   it('loads the model once per process, however many embedders are made', async () => {
     await embedder.embed(['warm']);
-    const again = new LocalEmbedder(DEFAULT_LOCAL_MODEL);
+    const again = new LocalEmbedder(ENGLISH_MODEL);
     expect(await again.warmUp()).toBeLessThan(50);
     expect(await again.embed(['same text'])).toEqual(await embedder.embed(['same text']));
   });
@@ -107,7 +110,7 @@ describe('the Chinese model', () => {
 });
 
 describe('inputs a model never sees in tests', () => {
-  const embedder = new LocalEmbedder(DEFAULT_LOCAL_MODEL);
+  const embedder = new LocalEmbedder(ENGLISH_MODEL);
 
   it.each([
     ['a 1 MB text', 'lorem ipsum dolor sit amet '.repeat(40_000).slice(0, 1_000_000)],

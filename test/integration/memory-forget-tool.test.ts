@@ -18,7 +18,7 @@ let find: NativeTool;
 beforeAll(async () => {
   ({ db, close } = await openTestDb('memory_forget'));
   repo = new MemoryRepository(db);
-  const deps = { repo, embedder, thresholds: defaultThresholds(embedder.id), clock: () => new Date(t0.getTime() + DAY) };
+  const deps = { repo, embedder, thresholds: () => defaultThresholds(embedder.id), clock: () => new Date(t0.getTime() + DAY) };
   tool = forgetMemoryTool(deps);
   find = findMemoriesTool(deps);
 });

@@ -3,12 +3,14 @@ import { join } from 'node:path';
 import { Binary, type Db } from 'mongodb';
 import { embedMemories, OfflineEmbedder, type Embedder } from '../../activities/memory/embedder';
 import { LocalEmbedder } from '../../activities/memory/local-embedder';
-import { DEFAULT_LOCAL_MODEL } from '../../activities/memory/local-models';
 import type { MemoryActivities } from '../../activities/memory/memory-activity-types';
 import type { FactInput } from '../../activities/memory/memory-docs';
 import { MEMORIES_COLLECTION, MEMORY_AUDIT_COLLECTION, MemoryRepository } from '../../activities/memory/memory-repository';
 import { checkpointId, MEMORY_MAINTENANCE_COLLECTION, reembedMemories, type ReembedReport } from '../../activities/memory/reembed';
 import { DAY, memoryActivitiesOn, openTestDb, userSource } from '../support/memory-fixtures';
+
+/** The English model, one part of the default embedder (local:en-zh-q). */
+const ENGLISH_MODEL = 'all-minilm-l6-v2-q' as const;
 
 const now = new Date('2026-03-01T10:00:00Z');
 const oldEmbedder = new OfflineEmbedder(256);
@@ -185,16 +187,16 @@ describe('re-embedding stored memories to a new embedder', () => {
   });
 
   it('a memory embedded as stored by the local model is moved to its first-person space, with the vector extraction would write', async () => {
-    const local = new LocalEmbedder(DEFAULT_LOCAL_MODEL);
+    const local = new LocalEmbedder(ENGLISH_MODEL);
     const scope = repo.forNamespace({ tenant: 'acme', user: 'wording' });
     const text = "The user's dog is called Biscuit.";
     const [asStored = []] = await local.embed([text]);
-    const { memoryId } = await scope.writeFact({ ...factBy(oldEmbedder, 4), text, embedding: asStored, embedderId: `local:${DEFAULT_LOCAL_MODEL}` }, { actor: { by: 'extraction' }, now });
+    const { memoryId } = await scope.writeFact({ ...factBy(oldEmbedder, 4), text, embedding: asStored, embedderId: `local:${ENGLISH_MODEL}` }, { actor: { by: 'extraction' }, now });
 
     const report = await reembedMemories(db, { embedder: local, restart: true });
     expect(report).toMatchObject({ complete: true, failed: 0 });
     const doc = await scope.get(memoryId);
-    expect(doc).toMatchObject({ embedderId: `local:${DEFAULT_LOCAL_MODEL}:first-person`, text });
+    expect(doc).toMatchObject({ embedderId: `local:${ENGLISH_MODEL}:first-person`, text });
     const [written = []] = await embedMemories(local, [text]);
     const [firstPerson = []] = await local.embed(['My dog is called Biscuit.']);
     const stored = Array.from(doc!.embedding);

@@ -2,19 +2,23 @@ import OpenAI from 'openai';
 import { createEmbedder, defaultThresholds, OfflineEmbedder, OpenAIEmbedder } from '../../activities/memory/embedder';
 import { parseEmbedderChoice } from '../../activities/memory/embedder-choice';
 import { LocalEmbedder, localEmbedderId } from '../../activities/memory/local-embedder';
-import { DEFAULT_LOCAL_MODEL, LOCAL_MODEL_NAMES } from '../../activities/memory/local-models';
+import { DEFAULT_LOCAL_EMBEDDING, LOCAL_MODEL_NAMES } from '../../activities/memory/local-models';
+import { RoutedEmbedder } from '../../activities/memory/routed-embedder';
 import { ConfigError, loadConfig } from '../../workers/config';
 
 const base = { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1' };
 const openai = new OpenAI({ baseURL: base.OPENAI_BASE_URL, apiKey: 'unused' });
 
 describe('EMBEDDING_MODEL picks the embedder', () => {
-  it('is the local English model when unset', () => {
-    expect(parseEmbedderChoice(undefined)).toEqual({ kind: 'local', name: DEFAULT_LOCAL_MODEL });
-    expect(parseEmbedderChoice('  ')).toEqual({ kind: 'local', name: DEFAULT_LOCAL_MODEL });
+  it('is the local English and Chinese pair when unset', () => {
+    expect(DEFAULT_LOCAL_EMBEDDING).toBe('en-zh-q');
+    expect(parseEmbedderChoice(undefined)).toEqual({ kind: 'local', name: 'en-zh-q' });
+    expect(parseEmbedderChoice('  ')).toEqual({ kind: 'local', name: 'en-zh-q' });
     const embedder = createEmbedder({ openai, embeddingModel: loadConfig(base).model.embeddingModel });
-    expect(embedder).toBeInstanceOf(LocalEmbedder);
-    expect(embedder.id).toBe(`local:${DEFAULT_LOCAL_MODEL}:first-person`);
+    expect(embedder).toBeInstanceOf(RoutedEmbedder);
+    expect(embedder.id).toBe('local:en-zh-q');
+    expect(embedder.dims).toBe(384 + 512);
+    expect(createEmbedder({ openai, embeddingModel: 'local:en-zh-q' }).id).toBe('local:en-zh-q');
   });
 
   it('names a local model with local:<name>, word hashing with offline-hash, and anything else on the embeddings endpoint', () => {
@@ -30,7 +34,7 @@ describe('EMBEDDING_MODEL picks the embedder', () => {
   it('refuses an unknown local model at configuration time, listing the known ones', () => {
     expect(() => loadConfig({ ...base, EMBEDDING_MODEL: 'local:all-minilm' })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, EMBEDDING_MODEL: 'local:all-minilm' })).toThrow(
-      /model\.embeddingModel \(EMBEDDING_MODEL\): names no local model "all-minilm" \(known: local:all-minilm-l6-v2, /,
+      /model\.embeddingModel \(EMBEDDING_MODEL\): names no local model "all-minilm" \(known: local:en-zh-q, local:all-minilm-l6-v2, /,
     );
   });
 
