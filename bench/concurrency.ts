@@ -44,7 +44,7 @@ import { runBatch } from './support/concurrent-sessions';
 import { intOption } from './support/int-option';
 import { RssSampler } from './support/rss-sampler';
 import { SessionContender } from './support/session-contender';
-import { median, round } from './support/stats';
+import { median, percentile, round } from './support/stats';
 
 const TARGET_PEAK_RSS_MB = 600;
 const TARGET_P95_RATIO = 3;
@@ -188,6 +188,7 @@ async function main(started: Started): Promise<void> {
   const twoPeakMb = Math.max(await first.sampler.peakMb(), await second.sampler.peakMb());
   const twoCpuMs = await twoCpu.used();
   const cache = await measureCachedHeap({ ...workerEnv, TEMPORAL_TASK_QUEUE: `${taskQueue}-cache` }, config, shape, `conc-${id}-cache`, started.children);
+  const floor = await measureFloor(agent, { address, namespace, taskQueue: `${taskQueue}-floor` }, shape, opts.singleTurns, started.children);
   const singleSteps = opts.singleTurns * opts.steps;
   const batchSteps = totalTurns * opts.steps;
   const singleCpuPerStep = cpuPerStep(singleCpuMs, singleSteps);
@@ -222,6 +223,7 @@ async function main(started: Started): Promise<void> {
       cpu_ms_per_step: cpuPerStep(twoCpuMs, batchSteps),
     },
     tuning: config.worker,
+    floor,
   };
   const met = {
     failures: figures.failures === 0 && figures.kill.failures === 0,
@@ -234,9 +236,58 @@ async function main(started: Started): Promise<void> {
   const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
   out(
     `targets: 0 failures ${verdict(met.failures)}, 0 lost turns ${verdict(met.lost_turns)}, peak RSS <= ${TARGET_PEAK_RSS_MB} MB ${verdict(met.peak_rss)}, ` +
-      `one-worker step p95 <= ${TARGET_P95_RATIO}x the single-session median ${verdict(met.p95_ratio)}`,
+      `one-worker step p95 <= ${TARGET_P95_RATIO}x the single-session median ${verdict(met.p95_ratio)} ` +
+      `(the bare floor ${opts.sessions} at once: p95 ${floor.p95_ratio}x its own single median)`,
   );
   out(JSON.stringify({ ...figures, targets_met: Object.values(met).every(Boolean) }));
+}
+
+/**
+ * The baseline for the p95 target: the bare Temporal workflow of the
+ * session's shape (bench/support/floor-workflow.ts: the model call a no-op
+ * activity, each tool call a no-op local activity) on a worker process of its
+ * own, first one turn at a time, then as many at once as the sessions ran,
+ * timed the same way (a turn's time over its steps). What it cannot do at
+ * that concurrency on this machine, no session can.
+ */
+async function measureFloor(
+  agent: AgentClient,
+  where: { address: string; namespace: string; taskQueue: string },
+  shape: { sessions: number; turns: number; steps: number; turnTimeoutMs: number },
+  singleTurns: number,
+  children: ChildProcess[],
+) {
+  log(`[bench] the floor: the bare workflow of the same shape, one at a time, then ${shape.sessions} x ${shape.turns} turn(s) at once, on a worker process of its own`);
+  const worker = await startChild('floor-worker.ts', { args: [where.address, where.namespace, where.taskQueue], ready: /worker ready/, label: 'floor worker', track: children });
+  let n = 0;
+  const turn = async (): Promise<number> => {
+    const started = performance.now();
+    await agent.client.workflow.execute('floorTurn', { taskQueue: where.taskQueue, workflowId: `${where.taskQueue}-${++n}`, args: [shape.steps], workflowExecutionTimeout: shape.turnTimeoutMs });
+    return (performance.now() - started) / shape.steps;
+  };
+  try {
+    await turn();
+    const single: number[] = [];
+    for (let i = 0; i < singleTurns; i++) single.push(await turn());
+    const concurrent: number[] = [];
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: shape.sessions }, async () => {
+        for (let t = 0; t < shape.turns; t++) concurrent.push(await turn());
+      }),
+    );
+    const wallMs = performance.now() - started;
+    const singleMedian = median(single);
+    return {
+      single_step_ms_median: round(singleMedian),
+      step_ms_p50: round(median(concurrent)),
+      step_ms_p95: round(percentile(concurrent, 95)),
+      p95_ratio: round(percentile(concurrent, 95) / singleMedian),
+      steps_per_s: round((concurrent.length * shape.steps) / (wallMs / 1000), 1),
+    };
+  } finally {
+    await killHard(worker.proc);
+  }
 }
 
 /**

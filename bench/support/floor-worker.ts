@@ -1,0 +1,24 @@
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { FloorActivities } from './floor-workflow';
+
+/**
+ * The bare Temporal floor's worker in a process of its own (bench:concurrency
+ * runs it beside the session workers' processes, as they run):
+ * `floor-worker.ts <address> <namespace> <task queue>`. Prints `worker ready`.
+ */
+async function main(): Promise<void> {
+  const [address, namespace, taskQueue] = process.argv.slice(2);
+  if (!address || !namespace || !taskQueue) throw new Error('usage: floor-worker.ts <address> <namespace> <task queue>');
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const connection = await NativeConnection.connect({ address });
+  const activities: FloorActivities = { floorNoop: async (step) => step };
+  const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath: require.resolve('./floor-workflow'), activities });
+  process.stdout.write('worker ready\n');
+  await worker.run();
+  await connection.close();
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
