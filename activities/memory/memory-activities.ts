@@ -24,7 +24,7 @@ import { MemoryRepository, viewOf, type ScopedMemories } from './memory-reposito
 import { MemoryId, MemoryNamespace, type MemoryDocError } from './memory-types';
 import { formatRecallRegion, queryScorer, recallTiers, type RecallPolicy, type ScoredMemory } from './recall';
 import { RecallCache } from './recall-cache';
-import { isUnsupportedSearch, mapVectorHits, vectorSearchLimits } from './vector-search';
+import { isUnsupportedSearch, mapVectorHits, vectorSearchLimits, type VectorSearchProbe } from './vector-search';
 
 export interface MemoryActivityDeps {
   db: Db;
@@ -37,6 +37,8 @@ export interface MemoryActivityDeps {
   /** Shared per worker; tests pass their own to observe or reset it. */
   cache?: RecallCache;
   log?: MemoryLog;
+  /** Whether recall ranks on the server (Atlas `$vectorSearch`) or here; made from the config when absent. */
+  vectorSearch?: VectorSearchProbe;
 }
 
 function scopeFor(repo: MemoryRepository, namespace: unknown): ScopedMemories {
@@ -70,7 +72,9 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
     };
   };
   const warnedGenerations = new Map<string, number>();
-  const vectorSearch = repo.vectorSearchProbe(deps.config.vectorSearch, deps.config.vectorSearchIndex, log);
+  const vectorSearch = deps.vectorSearch ?? repo.vectorSearchProbe(deps.config.vectorSearch, deps.config.vectorSearchIndex, log);
+  // Asked now, as the worker starts (one round trip), so its first recall does not wait for the answer.
+  void vectorSearch.path();
   const atlasLimits = vectorSearchLimits(deps.config.maxStrong, deps.config.maxWeak);
   const warnedOtherEmbedder = new Map<string, number>();
 

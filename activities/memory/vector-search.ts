@@ -209,7 +209,8 @@ export class VectorSearchProbe {
       indexes = await this.memories.aggregate([{ $listSearchIndexes: { name: this.index } }]).toArray();
     } catch (err) {
       if (!isUnsupportedSearch(err) && !(err instanceof MongoServerError)) throw err;
-      this.log?.warn('the MongoDB server has no Atlas Vector Search; recall ranks in the worker', { error: (err as Error).message });
+      // The usual case off Atlas (FerretDB, mongod), and since the probe runs as the worker starts, not worth a warning.
+      this.log?.debug('the MongoDB server has no Atlas Vector Search; recall ranks in the worker', { error: (err as Error).message });
       return 'local';
     }
     const index = indexes.find((i) => i.name === this.index);

@@ -102,7 +102,7 @@ export async function openMemoryHarness(name: string, clock: () => Date): Promis
  */
 export function memoryActivitiesOn(
   db: Db,
-  options: { clock: () => Date; embedder?: Embedder; config?: Partial<MemoryConfig>; warnings?: string[] },
+  options: { clock: () => Date; embedder?: Embedder; config?: Partial<MemoryConfig>; warnings?: string[]; debugs?: string[] },
 ): MemoryActivities {
   const openai = new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'unused', maxRetries: 0 });
   return createMemoryActivities({
@@ -113,6 +113,6 @@ export function memoryActivitiesOn(
     config: MemoryConfig.parse(options.config ?? {}),
     clock: options.clock,
     cache: new RecallCache(),
-    log: { debug: () => undefined, warn: (message) => options.warnings?.push(message) },
+    log: { debug: (message) => options.debugs?.push(message), warn: (message) => options.warnings?.push(message) },
   });
 }

@@ -115,12 +115,17 @@ describe('choosing the recall path once per worker', () => {
     expect(calls).toEqual([[{ $listSearchIndexes: { name: 'memory_vectors' } }]]);
   });
 
-  it('auto: no index, an index still building, or a server without search means local, with a log line', async () => {
-    for (const answer of [async () => [], async () => [{ name: 'memory_vectors', status: 'BUILDING', queryable: false }], async () => Promise.reject(serverError(40324, 'Unrecognized pipeline stage name'))]) {
-      const warnings: string[] = [];
-      const probe = new VectorSearchProbe(fakeCollection(answer).collection, 'auto', 'memory_vectors', { debug: () => undefined, warn: (m) => warnings.push(m) });
+  it('auto: no index or an index still building means local with a warning; a server without search, local with a debug line', async () => {
+    for (const [answer, level] of [
+      [async () => [], 'warn'],
+      [async () => [{ name: 'memory_vectors', status: 'BUILDING', queryable: false }], 'warn'],
+      [async () => Promise.reject(serverError(40324, 'Unrecognized pipeline stage name')), 'debug'],
+    ] as const) {
+      const lines: string[] = [];
+      const probe = new VectorSearchProbe(fakeCollection(answer).collection, 'auto', 'memory_vectors', { debug: (m) => lines.push(`debug ${m}`), warn: (m) => lines.push(`warn ${m}`) });
       expect(await probe.path()).toBe('local');
-      expect(warnings).toHaveLength(1);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]?.startsWith(level)).toBe(true);
     }
   });
 
