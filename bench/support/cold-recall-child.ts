@@ -37,8 +37,14 @@ async function main(): Promise<void> {
     const cache = new RecallCache({ maxAgeMs: config.cacheMaxAgeMs, log });
     // The embedder the parent seeded with (EMBEDDING_MODEL, inherited), loaded before the clock starts, as a worker loads it once.
     const embedder = createEmbedder({ openai, embeddingModel: process.env.EMBEDDING_MODEL, dimensions: process.env.EMBEDDING_DIMS ? Number(process.env.EMBEDDING_DIMS) : undefined });
-    await embedder.embed(['warm up']);
-    const memory = createMemoryActivities({ db, openai, embedder, modelName: 'unused', config, cache, log });
+    await embedder.embed(['warm up', '预热']);
+    // What a worker does at start, before its first recall: makes the memory indexes (its first
+    // operations on the connection pool) and asks whether the server ranks vectors itself.
+    const repo = new MemoryRepository(db);
+    await repo.ensureIndexes();
+    const vectorSearch = repo.vectorSearchProbe(config.vectorSearch, config.vectorSearchIndex, log);
+    await vectorSearch.path();
+    const memory = createMemoryActivities({ db, openai, embedder, modelName: 'unused', config, cache, log, vectorSearch });
     const started = performance.now();
     const result = await memory.recallMemories({ namespace, query, sessionId: 'bench-cold', turnId: 'turn-1' });
     const firstMs = performance.now() - started;
