@@ -121,6 +121,8 @@ async function main(started: Started): Promise<void> {
     MODEL_NAME: 'bench',
     MAINTENANCE_EVERY_MS: '0',
     WORKFLOW_BUNDLE_PATH: started.bundlePath,
+    // As `npm run worker` starts a worker (package.json; docs/scale-out.md, "Peak RSS").
+    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
   };
   // Parsed here too: a bad WORKER_* value stops the bench before any process starts, and the report names the tuning.
   const config = loadConfig(workerEnv);
