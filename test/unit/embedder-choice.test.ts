@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { createEmbedder, defaultThresholds, OfflineEmbedder, OpenAIEmbedder } from '../../activities/memory/embedder';
 import { parseEmbedderChoice } from '../../activities/memory/embedder-choice';
-import { LocalEmbedder, localEmbedderId } from '../../activities/memory/local-embedder';
+import { localEmbedderId } from '../../activities/memory/local-embedder';
 import { DEFAULT_LOCAL_EMBEDDING, LOCAL_MODEL_NAMES } from '../../activities/memory/local-models';
 import { RoutedEmbedder } from '../../activities/memory/routed-embedder';
 import { ConfigError, loadConfig } from '../../workers/config';
