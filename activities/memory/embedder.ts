@@ -28,6 +28,12 @@ export interface Embedder {
    * goes to. Absent: its own id.
    */
   thresholdsId?(query: string): string;
+  /**
+   * Embeds memories' stored texts when wording them is not enough: an
+   * embedder of two models picks the model from the stored text, before the
+   * wording changes it (routed-embedder.ts). Absent: `memoryText`, then `embed`.
+   */
+  embedStored?(stored: string[], options?: { signal?: AbortSignal }): Promise<number[][]>;
 }
 
 /**
@@ -36,6 +42,7 @@ export interface Embedder {
  * and benches) goes through here, so their vectors agree.
  */
 export function embedMemories(embedder: Embedder, texts: string[], options?: { signal?: AbortSignal }): Promise<number[][]> {
+  if (embedder.embedStored) return embedder.embedStored(texts, options);
   const wording = embedder.memoryText;
   return embedder.embed(wording ? texts.map(wording) : texts, options);
 }

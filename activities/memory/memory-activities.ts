@@ -74,7 +74,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
   const warnedGenerations = new Map<string, number>();
   const vectorSearch = deps.vectorSearch ?? repo.vectorSearchProbe(deps.config.vectorSearch, deps.config.vectorSearchIndex, log);
   // Asked now, as the worker starts (one round trip), so its first recall does not wait for the answer.
-  void vectorSearch.path();
+  if (deps.config.enabled) void vectorSearch.path();
   const atlasLimits = vectorSearchLimits(deps.config.maxStrong, deps.config.maxWeak);
   const warnedOtherEmbedder = new Map<string, number>();
 
@@ -183,7 +183,8 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
             continue;
           }
           const similarity = score(entry.unit);
-          if (similarity < policy.weak) {
+          // Exactly 0 shares nothing (another script's memory under the default embedder), even where weak is set at or below 0.
+          if (similarity < policy.weak || similarity === 0) {
             belowWeak++;
             continue;
           }

@@ -51,34 +51,59 @@ export class RoutedEmbedder implements Embedder {
     this.dims = this.parts.latin.dims + this.parts.han.dims;
   }
 
-  /** A memory is worded as its script's model embeds memories (the English model: in the first person). */
+  /**
+   * A memory is worded as its script's model embeds memories (the English
+   * model: in the first person). The model is chosen from the stored text:
+   * rewording drops Latin words ("The user likes 火锅" becomes "I like 火锅"),
+   * which could move a mixed text to the other model.
+   */
   readonly memoryText = (stored: string): string => {
     const part = this.parts[scriptPart(stored)];
     return part.memoryText ? part.memoryText(stored) : stored;
   };
+
+  /** Memories' stored texts: each routed by its stored text, then worded for that model. */
+  embedStored(stored: string[], options: { signal?: AbortSignal } = {}): Promise<number[][]> {
+    return this.embedRouted(
+      stored.map((text) => {
+        const part = scriptPart(text);
+        const wording = this.parts[part].memoryText;
+        return { part, text: wording ? wording(text) : text };
+      }),
+      options,
+    );
+  }
 
   /** The embedder id whose calibrated recall thresholds apply to this query: its script's model. */
   thresholdsId(query: string): string {
     return this.parts[scriptPart(query)].id;
   }
 
-  async embed(texts: string[], options: { signal?: AbortSignal } = {}): Promise<number[][]> {
-    const out: number[][] = new Array<number[]>(texts.length);
+  /** Texts as they are (queries), each routed by its script. */
+  embed(texts: string[], options: { signal?: AbortSignal } = {}): Promise<number[][]> {
+    return this.embedRouted(
+      texts.map((text) => ({ part: scriptPart(text), text })),
+      options,
+    );
+  }
+
+  private async embedRouted(items: Array<{ part: ScriptPart; text: string }>, options: { signal?: AbortSignal }): Promise<number[][]> {
+    const out: number[][] = new Array<number[]>(items.length);
     for (const part of ['latin', 'han'] as const) {
       const indices: number[] = [];
-      texts.forEach((t, i) => {
-        if (scriptPart(t) === part) indices.push(i);
+      items.forEach((item, i) => {
+        if (item.part === part) indices.push(i);
       });
       if (indices.length === 0) continue;
       const vectors = await this.parts[part].embed(
-        indices.map((i) => texts[i] as string),
+        indices.map((i) => (items[i] as { text: string }).text),
         options,
       );
-      indices.forEach((textIndex, k) => {
+      indices.forEach((itemIndex, k) => {
         const full = new Array<number>(this.dims).fill(0);
         const v = vectors[k] ?? [];
         for (let d = 0; d < v.length; d++) full[this.offsets[part] + d] = v[d] as number;
-        out[textIndex] = full;
+        out[itemIndex] = full;
       });
     }
     return out;

@@ -141,7 +141,8 @@ export function mapVectorHits(docs: unknown[], expect: { nsKey: string; embedder
       continue;
     }
     const similarity = 2 * hit.score - 1;
-    if (similarity < expect.weak) {
+    // Exactly 0 shares nothing (another script's memory under the default embedder), even where weak is set at or below 0.
+    if (similarity < expect.weak || similarity === 0) {
       out.belowWeak++;
       continue;
     }

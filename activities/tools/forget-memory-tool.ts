@@ -54,7 +54,7 @@ async function byDescription(scope: ScopedMemories, deps: ForgetMemoryDeps, desc
     // word: "CityZq0x" never matches "CityZq3x", however close their vectors.
     const sure = wanted.length > 0 && wanted.every((w) => words.has(w));
     const similarity = m.embedderId === deps.embedder.id ? cosine(query, m.embedding) : 0;
-    return { m, similarity, sure, possible: similarity >= weak };
+    return { m, similarity, sure, possible: similarity >= weak && similarity !== 0 };
   });
   scored.sort((a, b) => b.similarity - a.similarity);
   return { sure: scored.filter((s) => s.sure).map((s) => s.m), possible: scored.filter((s) => !s.sure && s.possible).map((s) => s.m) };

@@ -58,6 +58,17 @@ describe('vector search on FerretDB (no $vectorSearch): the local path', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('a worker with memory off never asks the server', async () => {
+    const off: string[] = [];
+    memoryActivitiesOn(db, { clock: () => now, config: { enabled: false, vectorSearch: 'auto' }, warnings: off, debugs: off });
+    const on: string[] = [];
+    memoryActivitiesOn(db, { clock: () => now, config: { vectorSearch: 'auto' }, warnings: on, debugs: on });
+    // The one with memory on has its answer; the other never asked.
+    for (let i = 0; i < 100 && on.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(on).toEqual(['the MongoDB server has no Atlas Vector Search; recall ranks in the worker']);
+    expect(off).toEqual([]);
+  });
+
   it('atlas configured on a server without it: the first recall gets the real error, falls back, and gives the same result', async () => {
     const query = { namespace, query: 'what food do I like?', sessionId: 's', turnId: 't' };
     const local = await activities('local', []).recallMemories(query);

@@ -77,6 +77,19 @@ describe('the routed embedder', () => {
     expect(stored.slice(0, english.dims)).toEqual(direct);
   });
 
+  it('keeps a mixed memory with the model its stored text goes to, though the first-person wording drops Latin words', async () => {
+    // Stored: 6 Latin words against 4 Han characters, English. Worded: "My favourite dish is 麻婆豆腐." has 4 against 4.
+    const memory = "The user's favourite dish is 麻婆豆腐.";
+    expect(scriptPart(memory)).toBe('latin');
+    expect(scriptPart(routed.memoryText(memory))).toBe('han');
+    const [stored = []] = await embedMemories(routed, [memory]);
+    const [direct = []] = await embedMemories(english, [memory]);
+    expect(stored.slice(0, english.dims)).toEqual(direct);
+    expect(stored.slice(english.dims).every((x) => x === 0)).toBe(true);
+    const [question = []] = await routed.embed(['What is my favourite dish?']);
+    expect(cosine(question, stored)).toBeGreaterThan(0.3);
+  });
+
   it("gives each query its language's calibrated thresholds, and configured ones to both", () => {
     expect(routed.thresholdsId('What is my hometown?')).toBe(english.id);
     expect(routed.thresholdsId('我的家乡是哪里？')).toBe(chinese.id);
@@ -162,6 +175,12 @@ describe('English and Chinese memories of one person, one namespace', () => {
       expect([...zh.strong, ...zh.weak].map((m) => m.text)).toEqual(['用户养了一只橘猫，叫馒头。']);
       expect(zh.thresholds).toEqual({ strong: defaultThresholds(chinese.id).strong, weak: defaultThresholds(chinese.id).weak });
       expect(zh.embedderId).toBe('local:en-zh-q');
+
+      // A weak threshold at or below 0 still never brings the other script's memories (they score exactly 0).
+      const anything = createMemoryActivities({ db, openai, embedder: routed, modelName: 'unused', config: { ...config, strongThreshold: 0.9, weakThreshold: -0.5 }, clock: () => now, log: { debug: () => undefined, warn: () => undefined } });
+      const loose = await anything.recallMemories({ namespace: MIXED, query: '我的宠物怎么称呼？', sessionId: 's-1', turnId: 'turn-4' });
+      expect([...loose.strong, ...loose.weak].map((m) => m.text)).toEqual(['用户养了一只橘猫，叫馒头。']);
+      expect(loose.skipped.belowWeak).toBe(1);
     });
   });
 });
