@@ -29,7 +29,7 @@ export type ConcurrencyFigures = Phase & {
   cpu_bound_step_ms: number;
   cores: number;
   /** The bare Temporal workflow of the same shape, alone and as many at once (bench/concurrency.ts `measureFloor`). */
-  floor: { single_step_ms_median: number; step_ms_p50: number; step_ms_p95: number; p95_ratio: number; steps_per_s: number };
+  floor: { single_step_ms_median: number; step_ms_p50: number; step_ms_p95: number; p95_ratio: number; steps_per_s: number } | null;
   idle_rss_mb: number;
   warm_rss_mb: number;
   rss_per_cached_session_mb: number;
@@ -54,10 +54,12 @@ export function printConcurrencyReport(f: ConcurrencyFigures, batches: ReadonlyA
   out(`${''.padEnd(28)}${'failures'.padStart(9)}${'lost'.padStart(6)}${'step p50'.padStart(9)}${'step p95'.padStart(9)}${'p95/1'.padStart(8)}${'steps/s'.padStart(8)}${'peak MB'.padStart(9)}${'wall s'.padStart(8)}`);
   row('one worker', f);
   row('two workers, one SIGKILLed', f.kill);
-  out(
-    `${'bare floor, same shape'.padEnd(28)}${''.padStart(15)}${f.floor.step_ms_p50.toFixed(1).padStart(9)}${f.floor.step_ms_p95.toFixed(1).padStart(9)}` +
-      `${f.floor.p95_ratio.toFixed(1).padStart(7)}x${f.floor.steps_per_s.toFixed(0).padStart(8)}   (its own single median ${f.floor.single_step_ms_median} ms)`,
-  );
+  if (f.floor) {
+    out(
+      `${'bare floor, same shape'.padEnd(28)}${''.padStart(15)}${f.floor.step_ms_p50.toFixed(1).padStart(9)}${f.floor.step_ms_p95.toFixed(1).padStart(9)}` +
+        `${f.floor.p95_ratio.toFixed(1).padStart(7)}x${f.floor.steps_per_s.toFixed(0).padStart(8)}   (its own single median ${f.floor.single_step_ms_median} ms)`,
+    );
+  }
   out('');
   out('CPU ms per step, by process:');
   out(`  single session  ${cpuLine(f.single_cpu_ms_per_step)}`);

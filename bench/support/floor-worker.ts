@@ -1,10 +1,13 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { dataConverterFor } from '../../codec/data-converter';
+import { loadConfig } from '../../workers/config';
 import type { FloorActivities } from './floor-workflow';
 
 /**
  * The bare Temporal floor's worker in a process of its own (bench:concurrency
  * runs it beside the session workers' processes, as they run):
- * `floor-worker.ts <address> <namespace> <task queue>`. Prints `worker ready`.
+ * `floor-worker.ts <address> <namespace> <task queue>`, with the session
+ * workers' environment, so it pays the same payload codec. Prints `worker ready`.
  */
 async function main(): Promise<void> {
   const [address, namespace, taskQueue] = process.argv.slice(2);
@@ -12,7 +15,8 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const connection = await NativeConnection.connect({ address });
   const activities: FloorActivities = { floorNoop: async (step) => step };
-  const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath: require.resolve('./floor-workflow'), activities });
+  const dataConverter = dataConverterFor(loadConfig().encryption);
+  const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath: require.resolve('./floor-workflow'), activities, dataConverter });
   process.stdout.write('worker ready\n');
   await worker.run();
   await connection.close();
