@@ -21,7 +21,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
-import { parseEmbedderChoice } from '../activities/memory/embedder-choice';
+import { LOCAL_PREFIX, parseEmbedderChoice } from '../activities/memory/embedder-choice';
 import { isLocalEmbeddingName, LOCAL_EMBEDDING_NAMES, localModelPaths, localModelsRoot, LOCAL_MODEL_NAMES, LOCAL_MODELS, modelsOf, type LocalEmbeddingName, type LocalModelFile, type LocalModelName } from '../activities/memory/local-models';
 import { runCommand } from './stack/run-command';
 
@@ -170,7 +170,9 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-async function main(args: readonly string[]): Promise<number> {
+async function main(given: readonly string[]): Promise<number> {
+  // `local:en-zh-q`, as EMBEDDING_MODEL spells it, names the same models as `en-zh-q`.
+  const args = given.map((a) => (a.startsWith(LOCAL_PREFIX) ? a.slice(LOCAL_PREFIX.length) : a));
   const unknown = args.filter((a) => !isLocalEmbeddingName(a));
   if (unknown.length > 0) {
     process.stderr.write(`unknown model${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}\nknown: ${LOCAL_EMBEDDING_NAMES.join(', ')}\n`);
