@@ -173,7 +173,8 @@ function inflate(binary: Binary, field: string): Buffer {
  * dense, rounded to int8 components times one float32 scale (the largest
  * component is 127 scales). Cosine scores move by about a thousandth; the
  * thresholds are calibrated on these vectors (bench/memory-thresholds.ts
- * ranks through recall). Sparse vectors (the offline embedder's) stay float32.
+ * ranks through recall). Sparse vectors (smaller as non-zero values and
+ * indices than their span of float32: the offline embedder's) stay float32.
  */
 export function recallUnit(embedding: ArrayLike<number>): { unit: Float32Array; scale?: number } {
   const unit = unitVector(embedding);
