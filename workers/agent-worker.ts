@@ -13,7 +13,7 @@ import { ensureMeetingIndexes } from '../activities/tools/meeting-tools';
 import { nativeRunnable } from '../activities/tools/tool-registry';
 import { SessionArchiveRepository } from '../activities/session-archive';
 import { UsageStore, priceTableFromEnv, type PriceTable } from '../activities/usage/usage-store';
-import { budgetsFromEnv, type Budgets } from '../activities/usage/budgets';
+import { budgetsFromEnv, checkCostBudgetsPriced, type Budgets } from '../activities/usage/budgets';
 import { dataConverterFor } from '../codec/data-converter';
 import { configuredSecrets, type RuntimeConfig } from './config';
 import { connectMongo, connectTemporal } from './dependencies';
@@ -57,6 +57,9 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     timeout: config.model.requestTimeoutMs,
     maxRetries: 0,
   });
+  const pricing = overrides.pricing ?? priceTableFromEnv(process.env);
+  const budgets = overrides.budgets ?? budgetsFromEnv(process.env);
+  checkCostBudgetsPriced(budgets, pricing.prices, config.model.name);
   // One embedder per worker, so its recall cache and vector space are shared by every session.
   // Made before any connection: a local model whose files are missing stops the start here, naming the fetch command.
   const memory = {
@@ -77,7 +80,6 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
   await new MemoryRepository(db).ensureIndexes();
   await new UsageStore(db).ensureIndexes();
   await new PromptPartStore(db).ensureIndexes();
-  const pricing = overrides.pricing ?? priceTableFromEnv(process.env);
   let mcp: McpRuntime | undefined;
   if (config.mcp.configPath && !overrides.toolSource) {
     // Connections are made once here and shared by every session this worker runs.
@@ -107,7 +109,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     openai,
     model: { name: config.model.name },
     pricing,
-    budgets: overrides.budgets ?? budgetsFromEnv(process.env),
+    budgets,
     limits: config.limits,
     extraTools: overrides.extraTools,
     toolSource: overrides.toolSource ?? mcp?.toolSource,

@@ -23,8 +23,33 @@ export function budgetsFromEnv(env: NodeJS.ProcessEnv): Budgets {
     throw new Error('BUDGETS must be JSON such as {"tenants": {"acme": {"tokensPerDay": 2000000}}, "users": {"acme/ana": {"costPerDay": 5}}}');
   }
   const parsed = Budgets.safeParse(json);
-  if (!parsed.success) throw new Error(`BUDGETS is invalid: ${parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success) {
+    // zod reports a bad record key only as "Invalid key in record"; the reason is in the key's own issues.
+    const why = (i: z.core.$ZodIssue) => (i.code === 'invalid_key' ? i.issues.map((k) => k.message).join(', ') : i.message);
+    throw new Error(`BUDGETS is invalid: ${parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${why(i)}`).join('; ')}`);
+  }
   return parsed.data;
+}
+
+/** The budgets that set a cost limit, named as in BUDGETS. */
+export function costBudgetNames(budgets: Budgets): string[] {
+  return [
+    ...Object.entries(budgets.tenants).filter(([, l]) => l.costPerDay !== undefined).map(([t]) => `tenants.${t}`),
+    ...Object.entries(budgets.users).filter(([, l]) => l.costPerDay !== undefined).map(([u]) => `users.${u}`),
+  ];
+}
+
+/**
+ * A cost budget is only a limit if the model's calls have a price: without one
+ * they cost nothing and the budget never stops a turn. Refused at worker start
+ * for the configured model, naming both settings.
+ */
+export function checkCostBudgetsPriced(budgets: Budgets, prices: PriceTable, model: string): void {
+  const named = costBudgetNames(budgets);
+  if (named.length === 0 || prices[model]) return;
+  throw new Error(
+    `BUDGETS sets a cost limit (costPerDay in ${named.slice(0, 3).join(', ')}${named.length > 3 ? ', ...' : ''}) but MODEL_PRICES has no price for the model "${model}", so its calls would cost nothing and the limit would never stop a turn: add the model to MODEL_PRICES, or limit tokens (tokensPerDay) instead`,
+  );
 }
 
 export interface BudgetCheckInput {

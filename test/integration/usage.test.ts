@@ -102,8 +102,15 @@ it('a retried activity records nothing twice (the same scheduled activity id)', 
 describe('budgets', () => {
   let budgeted: TestEnv;
   const tenant = uniqueId('tb');
+  const paying = uniqueId('tc');
   beforeAll(async () => {
-    budgeted = await startTestEnv({ name: 'budget', extraTools: probeTools(log), pricing: { prices: PRICES, currency: 'EUR' }, budgets: { tenants: {}, users: { [`${tenant}/ana`]: { tokensPerDay: 1 } } } });
+    budgeted = await startTestEnv({
+      name: 'budget',
+      extraTools: probeTools(log),
+      pricing: { prices: PRICES, currency: 'EUR' },
+      // A user's token limit, and a whole tenant's cost limit below what one scripted call costs.
+      budgets: { tenants: { [paying]: { costPerDay: 0.00001 } }, users: { [`${tenant}/ana`]: { tokensPerDay: 1 } } },
+    });
   });
   afterAll(async () => {
     await budgeted?.close();
@@ -145,5 +152,29 @@ describe('budgets', () => {
     const free = await budgeted.agent.as({ tenant, user: 'bob' }).ask(sessionOptions(other, { namespace: { tenant, user: 'bob' } }), { text: 'hi' });
     expect(free.turn.outcome).toBe('completed');
     await agent.end(sessionId);
+  }, 60_000);
+
+  it('a tenant\'s cost budget holds every user of the tenant, priced from the price table', async () => {
+    const sessionId = uniqueId('budget-cost');
+    budgeted.model.script(
+      [
+        { respond: { kind: 'tool_calls', calls: [{ id: 'c1', name: 'local_note', arguments: { text: 'z' } }] } },
+        { respond: { kind: 'text', text: 'never asked for' } },
+      ],
+      { lane: sessionId },
+    );
+    const first = await budgeted.agent.as({ tenant: paying, user: 'carol' }).ask(sessionOptions(sessionId, { namespace: { tenant: paying, user: 'carol' } }), { text: 'note z' });
+    expect(first.turn.outcome).toBe('budget_exceeded');
+    expect(first.turn.error).toMatch(/BudgetExceeded: the daily cost budget is spent \(tenant .*: 0\.00001 EUR a day\)/);
+    expect(first.turn.toolCalls).toBe(1);
+    expect(budgeted.model.requestsFor(sessionId)).toHaveLength(1);
+    const used = await budgeted.agent.as({ tenant: paying, user: 'carol' }).getUsage({ tenant: paying, user: 'carol', days: 1 });
+    expect(used.total.cost).toBeGreaterThan(0.00001);
+    // Another user of the same tenant is held too, before any model call.
+    const other = uniqueId('budget-cost');
+    const second = await budgeted.agent.as({ tenant: paying, user: 'dan' }).ask(sessionOptions(other, { namespace: { tenant: paying, user: 'dan' } }), { text: 'hi' });
+    expect(second.turn.outcome).toBe('budget_exceeded');
+    expect(second.turn.modelCalls).toBe(0);
+    expect(budgeted.model.requestsFor(other)).toHaveLength(0);
   }, 60_000);
 });
