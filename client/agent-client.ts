@@ -28,7 +28,7 @@ import type {
   ListMemoriesResult,
 } from '../activities/memory/memory-activity-types';
 import { AgentEvent } from '../workflows/events';
-import { SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
+import { SessionPendingApprovalsKey, SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
 import { FailureType } from '../workflows/failure-types';
 import {
   EVENTS_TOPIC,
@@ -247,6 +247,7 @@ export class AgentClient {
               { key: SessionUserKey, value: session.namespace.user },
               { key: SessionTenantKey, value: session.namespace.tenant },
               { key: SessionStatusKey, value: 'created' },
+              { key: SessionPendingApprovalsKey, value: 0 },
             ]),
           }
         : {}),

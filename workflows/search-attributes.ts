@@ -8,3 +8,5 @@ import { defineSearchAttributeKey } from '@temporalio/common';
 export const SessionUserKey = defineSearchAttributeKey('SessionUser', 'KEYWORD');
 export const SessionTenantKey = defineSearchAttributeKey('SessionTenant', 'KEYWORD');
 export const SessionStatusKey = defineSearchAttributeKey('SessionStatus', 'KEYWORD');
+/** How many tool calls wait for a person (0 when none), so a list can filter `SessionPendingApprovals > 0`. */
+export const SessionPendingApprovalsKey = defineSearchAttributeKey('SessionPendingApprovals', 'INT');

@@ -1,11 +1,12 @@
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, log, patched, proxyActivities, proxyLocalActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities/activity-types';
 import type { ArchivedSession } from '../activities/session-archive';
 import { fitCarriedState } from './carried-state-budget';
 import { FailureType } from './failure-types';
-import { SessionStatusKey, SessionTenantKey, SessionUserKey } from './search-attributes';
+import { SessionPendingApprovalsKey, SessionStatusKey, SessionTenantKey, SessionUserKey } from './search-attributes';
 import { SessionContext } from './session-context';
-import type { SessionRun } from './session-run';
+import { PENDING_APPROVALS_ATTRIBUTE, type SessionRun } from './session-run';
 import { STREAM_BYTES_KEPT, type CarriedState } from './session-state';
 import { emptyCounters } from './session-types';
 import { ToolPins } from './tool-pins';
@@ -53,13 +54,17 @@ export async function ensureSearchAttributes(run: SessionRun): Promise<void> {
     { key: SessionTenantKey, value: run.options.namespace.tenant },
     { key: SessionStatusKey, value: run.status },
   ];
-  const missing = wanted.filter((w) => current.get(w.key) === undefined);
-  if (missing.length === 0 || run.carried !== undefined || !patched(SESSION_SETS_SEARCH_ATTRIBUTES)) return;
+  const missing: SearchAttributeUpdatePair[] = wanted.filter((w) => current.get(w.key) === undefined);
+  const pendingMissing = current.get(SessionPendingApprovalsKey) === undefined;
+  if ((missing.length === 0 && !pendingMissing) || run.carried !== undefined || !patched(SESSION_SETS_SEARCH_ATTRIBUTES)) return;
+  if (pendingMissing && patched(PENDING_APPROVALS_ATTRIBUTE)) missing.push({ key: SessionPendingApprovalsKey, value: 0 });
+  if (missing.length === 0) return;
   const registered = new Set(await describeSearchAttributes({ names: missing.map((m) => m.key.name) }));
   const settable = missing.filter((m) => registered.has(m.key.name));
   if (settable.length === 0) return;
   upsertSearchAttributes(settable);
   run.canUpsertStatus ||= settable.some((m) => m.key.name === SessionStatusKey.name);
+  run.canUpsertPending ||= settable.some((m) => m.key.name === SessionPendingApprovalsKey.name);
 }
 
 /** A fresh run reads the session's archive, if it has one, and continues from it. */

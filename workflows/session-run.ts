@@ -1,10 +1,11 @@
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { ApplicationFailure, type CancellationScope, condition, patched, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { ToolCatalog } from './tool-spec';
 import { PromptLedger } from './prompt-parts';
 import { EventEmitter } from './event-emitter';
 import { FailureType } from './failure-types';
 import type { Decision } from './react-turn';
-import { SessionStatusKey } from './search-attributes';
+import { SessionPendingApprovalsKey, SessionStatusKey } from './search-attributes';
 import { SessionContext, emptyContext } from './session-context';
 import type { Owner } from './principal';
 import type { CarriedState, QueuedMessage, ToolCallRecord } from './session-state';
@@ -40,6 +41,8 @@ export interface RunningTurn {
  */
 /** Patch id: SessionStatus shows `awaiting_approval`, and a run closed by continue-as-new shows `continued`. */
 export const STATUS_SHOWS_APPROVALS = 'status-shows-approvals';
+/** Patch id: the count of calls waiting for a person is also the search attribute SessionPendingApprovals. */
+export const PENDING_APPROVALS_ATTRIBUTE = 'pending-approvals-attribute';
 
 export class SessionRun {
   readonly sessionId: string;
@@ -81,6 +84,8 @@ export class SessionRun {
   /** Questions servers asked during running tool calls (elicitation), and their answers. */
   readonly inputs = new InputBook(this.progressGate);
   canUpsertStatus: boolean;
+  /** SessionPendingApprovals was set at start (or by the session itself), so the namespace has it registered. */
+  canUpsertPending: boolean;
   /** Whose session this is: fixed at creation, carried across continue-as-new, read back from the archive. */
   owner: Owner;
   /** Set when the message that started this run came from someone else than the owner: the run fails. */
@@ -130,6 +135,7 @@ export class SessionRun {
       legacyExternalPublish,
     );
     this.canUpsertStatus = workflowInfo().typedSearchAttributes.get(SessionStatusKey) !== undefined;
+    this.canUpsertPending = workflowInfo().typedSearchAttributes.get(SessionPendingApprovalsKey) !== undefined;
   }
 
   /** The memo shows the version, so the Web UI lists it without a query. */
@@ -151,13 +157,17 @@ export class SessionRun {
 
   /**
    * SessionStatus says `awaiting_approval` while a call waits for a person,
-   * and the memo shows how many (`pendingApprovals`), so the Web UI's list can
-   * filter the sessions that need someone. Runs from before the patch do not.
+   * and SessionPendingApprovals and the memo (`pendingApprovals`) say how
+   * many, so the Web UI's list can filter the sessions that need someone.
+   * Runs from before the patches do not.
    */
   notePendingApprovals(): void {
     if (!patched(STATUS_SHOWS_APPROVALS)) return;
     const waiting = this.pending.size;
-    if (this.canUpsertStatus) upsertSearchAttributes([{ key: SessionStatusKey, value: waiting > 0 ? 'awaiting_approval' : this.status }]);
+    const attributes: SearchAttributeUpdatePair[] = [];
+    if (this.canUpsertStatus) attributes.push({ key: SessionStatusKey, value: waiting > 0 ? 'awaiting_approval' : this.status });
+    if (this.canUpsertPending && patched(PENDING_APPROVALS_ATTRIBUTE)) attributes.push({ key: SessionPendingApprovalsKey, value: waiting });
+    if (attributes.length > 0) upsertSearchAttributes(attributes);
     upsertMemo({ pendingApprovals: waiting });
   }
 

@@ -7,6 +7,7 @@ export const SESSION_SEARCH_ATTRIBUTES = {
   SessionUser: 'Keyword',
   SessionTenant: 'Keyword',
   SessionStatus: 'Keyword',
+  SessionPendingApprovals: 'Int',
 } as const;
 
 /** `--search-attribute Name=Type` pairs for `temporal server start-dev`. */

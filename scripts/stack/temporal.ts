@@ -108,6 +108,8 @@ async function reuseRecordedTemporal(paths: StackPaths, settings: TemporalSettin
     stillRunning: () => isRunning(record.pid),
     explain: (message) => withLogTail(`${message}; run stack:down and stack:up to restart it`, record.logFile, 0),
   });
+  // A server started by an older version of the project may lack an attribute added since.
+  await addMissingSearchAttributes(record.address, settings.namespace, log, false);
   return recordView(record, 'reused');
 }
 

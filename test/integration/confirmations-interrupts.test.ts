@@ -47,7 +47,15 @@ describe('confirmation of risky tools', () => {
     const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'wipe my notes' });
     const id = await pendingCall(sessionId);
     expect(runsOf(sessionId)).toEqual([]);
+    // Operators find it in the Web UI's list by the count of calls waiting for a person.
+    const listed = async (query: string) => {
+      const ids: string[] = [];
+      for await (const wf of env.client.workflow.list({ query: `WorkflowId = 'session-${sessionId}' AND ${query}` })) ids.push(wf.workflowId);
+      return ids.length > 0 ? ids : null;
+    };
+    expect(await eventually(() => listed(`SessionPendingApprovals > 0 AND SessionStatus = 'awaiting_approval'`), 'the waiting session in visibility')).toEqual([`session-${sessionId}`]);
     await env.agent.approve(sessionId, id);
+    expect(await eventually(() => listed(`SessionPendingApprovals = 0 AND SessionStatus = 'active'`), 'no call waiting in visibility')).toEqual([`session-${sessionId}`]);
     const events = await collectEvents(env.agent, sessionId, turnCompleted(turnId));
     expect(events.some((e) => e.event.type === 'confirmation_required' && e.event.confirmation.toolCallId === id)).toBe(true);
     expect(runsOf(sessionId)).toHaveLength(1);

@@ -140,7 +140,7 @@ describe('a session workflow', () => {
     await env.agent.waitForTurn(sessionId, turnId);
     const found = await eventually(async () => {
       const hits = [];
-      const query = `WorkflowId = 'session-${sessionId}' AND SessionUser = 'ana' AND SessionTenant = 'acme' AND SessionStatus = 'active'`;
+      const query = `WorkflowId = 'session-${sessionId}' AND SessionUser = 'ana' AND SessionTenant = 'acme' AND SessionStatus = 'active' AND SessionPendingApprovals = 0`;
       for await (const wf of env.client.workflow.list({ query })) hits.push(wf);
       return hits.length ? hits : null;
     }, 'the session in visibility by the attributes it set itself');

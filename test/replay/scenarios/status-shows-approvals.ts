@@ -1,4 +1,4 @@
-import { SessionStatusKey } from '../../../workflows/search-attributes';
+import { SessionPendingApprovalsKey, SessionStatusKey } from '../../../workflows/search-attributes';
 import { workflowIdFor } from '../../../workflows/messages';
 import { defineScenario } from '../scenario';
 import { pendingCall, scriptWipe } from '../scenario-helpers';
@@ -7,7 +7,7 @@ import { turnsUntilContinuedAsNew } from './continue-as-new';
 export default [
   defineScenario({
     name: 'awaiting-approval-status',
-    description: 'behind status-shows-approvals: SessionStatus is awaiting_approval (memo pendingApprovals 1) while a call waits for a person, active again once approved',
+    description: 'behind status-shows-approvals and pending-approvals-attribute: SessionStatus is awaiting_approval (SessionPendingApprovals and memo pendingApprovals 1) while a call waits for a person, active (0) again once approved',
     env: { probeTools: true },
     async run(ctx) {
       const handle = ctx.env.client.workflow.getHandle(workflowIdFor(ctx.sessionId));
@@ -17,10 +17,12 @@ export default [
       const waiting = await handle.describe();
       ctx.check(waiting.typedSearchAttributes.get(SessionStatusKey) === 'awaiting_approval', `SessionStatus while waiting: ${waiting.typedSearchAttributes.get(SessionStatusKey)}`);
       ctx.check((waiting.memo as { pendingApprovals?: number } | undefined)?.pendingApprovals === 1, 'the memo counts one pending approval');
+      ctx.check(waiting.typedSearchAttributes.get(SessionPendingApprovalsKey) === 1, `SessionPendingApprovals while waiting: ${waiting.typedSearchAttributes.get(SessionPendingApprovalsKey)}`);
       await ctx.env.agent.approve(ctx.sessionId, id);
       await ctx.env.agent.waitForTurn(ctx.sessionId, turnId);
       const after = await handle.describe();
       ctx.check(after.typedSearchAttributes.get(SessionStatusKey) === 'active', `SessionStatus after the decision: ${after.typedSearchAttributes.get(SessionStatusKey)}`);
+      ctx.check(after.typedSearchAttributes.get(SessionPendingApprovalsKey) === 0, `SessionPendingApprovals after the decision: ${after.typedSearchAttributes.get(SessionPendingApprovalsKey)}`);
     },
   }),
   defineScenario({
