@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { LIST_CURSOR_PATTERN } from '../activities/memory/memory-docs';
 import { Problem } from './problem';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionOptions, TurnResult } from '../workflows/session-types';
 
@@ -223,12 +224,20 @@ export const listMemoriesRoute = createRoute({
         .optional()
         .openapi({ description: 'Comma-separated statuses; default active' }),
       kind: z.enum(['fact', 'preference', 'intent']).optional(),
-      q: z.string().min(1).max(200).optional().openapi({ description: 'Only memories whose text contains this (case-insensitive)' }),
+      q: z.string().min(1).max(200).optional().openapi({ description: 'Only memories whose text contains this (case-insensitive), searched among all of them before the limit' }),
       limit: z.coerce.number().int().min(1).max(500).default(100),
+      cursor: z.string().regex(LIST_CURSOR_PATTERN).optional().openapi({ description: 'The `next` of the previous page, with the same filters: the page after it' }),
     }),
   },
   responses: {
-    200: { description: 'Memories', content: { 'application/json': { schema: z.object({ memories: z.array(MemoryItem), malformed: z.number().int() }) } } },
+    200: {
+      description: 'Memories, newest first',
+      content: {
+        'application/json': {
+          schema: z.object({ memories: z.array(MemoryItem), malformed: z.number().int(), next: z.string().optional().describe('Present when more memories match: pass it as cursor for the next page') }),
+        },
+      },
+    },
     ...problemResponses(401, 403, 422, 429, 503, 504),
   },
 });

@@ -332,12 +332,17 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
 
   app.openapi(listMemoriesRoute, async (c) => {
     const { tenant, user } = c.req.valid('param');
-    const { status, kind, q, limit } = c.req.valid('query');
+    const { status, kind, q, limit, cursor } = c.req.valid('query');
     const statuses = status ? ([...new Set(status.split(','))] as Array<'active' | 'superseded' | 'expired' | 'deleted'>) : undefined;
-    const result = await agentFor(c).listMemories({ namespace: { tenant, user }, ...(statuses ? { statuses } : {}), ...(kind ? { kinds: [kind] } : {}), limit });
-    const needle = q?.toLocaleLowerCase();
-    const memories = needle ? result.memories.filter((m) => m.text.toLocaleLowerCase().includes(needle)) : result.memories;
-    return c.json({ memories, malformed: result.malformed }, 200);
+    const result = await agentFor(c).listMemories({
+      namespace: { tenant, user },
+      ...(statuses ? { statuses } : {}),
+      ...(kind ? { kinds: [kind] } : {}),
+      ...(q ? { contains: q } : {}),
+      ...(cursor ? { after: cursor } : {}),
+      limit,
+    });
+    return c.json({ memories: result.memories, malformed: result.malformed, ...(result.next ? { next: result.next } : {}) }, 200);
   });
 
   app.openapi(deleteMemoryRoute, async (c) => {

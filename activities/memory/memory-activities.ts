@@ -20,6 +20,7 @@ import type {
 } from './memory-activity-types';
 import { auditRetentionMs, type MemoryConfig } from './memory-config';
 import { activityLog, type MemoryLog } from './memory-log';
+import { listCursorOf, listPositionOf } from './memory-docs';
 import { MemoryRepository, viewOf, type ScopedMemories } from './memory-repository';
 import { MemoryId, MemoryNamespace, type MemoryDocError } from './memory-types';
 import { formatRecallRegion, queryScorer, recallTiers, type RecallPolicy, type ScoredMemory } from './recall';
@@ -241,9 +242,14 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
     /** The user's memories, newest first, for the client. */
     async listMemories(input: ListMemoriesInput): Promise<ListMemoriesResult> {
       const scope = scopeFor(repo, input.namespace);
-      const { memories, malformed } = await scope.list({ kinds: input.kinds, statuses: input.statuses, limit: input.limit });
+      const after = input.after === undefined ? undefined : listPositionOf(input.after);
+      if (after === null) throw ApplicationFailure.nonRetryable(`after "${String(input.after).slice(0, 80)}" is not the next of a memory list`, FailureType.SessionInputInvalid);
+      if (input.contains !== undefined && (typeof input.contains !== 'string' || input.contains.length > 200)) {
+        throw ApplicationFailure.nonRetryable('contains must be text of at most 200 characters', FailureType.SessionInputInvalid);
+      }
+      const { memories, malformed, next } = await scope.list({ kinds: input.kinds, statuses: input.statuses, limit: input.limit, ...(input.contains ? { contains: input.contains } : {}), ...(after ? { after } : {}) });
       if (malformed.length > 0) log.warn('malformed memory documents left out of the list', { errors: malformed.slice(0, 10).map((e) => e.message) });
-      return { memories: memories.map(viewOf), malformed: malformed.length };
+      return { memories: memories.map(viewOf), malformed: malformed.length, ...(next ? { next: listCursorOf(next) } : {}) };
     },
 
     /** Deletes one of the user's memories (status `deleted`, audited). Another namespace's id deletes nothing. */

@@ -116,14 +116,20 @@ export interface ListMemoriesInput {
   kinds?: MemoryKindName[];
   /** Default: active only. */
   statuses?: MemoryView['status'][];
+  /** Only memories whose text contains this, ignoring case (matched in the database, before the limit); at most 200 characters. */
+  contains?: string;
   /** Default 100, at most 500. */
   limit?: number;
+  /** The `next` of the previous page: this page starts after it. */
+  after?: string;
 }
 
 export interface ListMemoriesResult {
   memories: MemoryView[];
   /** Stored documents that failed to parse and were left out (their ids are in the worker log). */
   malformed: number;
+  /** Set when more memories match: pass it as `after` for the next page. */
+  next?: string;
 }
 
 export interface DeleteMemoryInput {

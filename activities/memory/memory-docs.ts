@@ -153,3 +153,22 @@ export function viewOf(doc: MemoryDoc): MemoryView {
       return { ...base, statement: doc.statement };
   }
 }
+
+/** Where a page of a memory list ended: the next page starts after this memory, in the list's order (newest first). */
+export interface ListPosition {
+  updatedAt: Date;
+  id: string;
+}
+
+/** A list position as the client carries it from one page to the next: `<updatedAt in ms>.<memory id>`. */
+export function listCursorOf(position: ListPosition): string {
+  return `${position.updatedAt.getTime()}.${position.id}`;
+}
+
+export const LIST_CURSOR_PATTERN = /^(\d{1,15})\.(mem_[0-9a-f]{6,64})$/;
+
+/** The position a cursor names; null when it is not one `listCursorOf` made. */
+export function listPositionOf(cursor: string): ListPosition | null {
+  const m = LIST_CURSOR_PATTERN.exec(cursor);
+  return m ? { updatedAt: new Date(Number(m[1])), id: m[2]! } : null;
+}

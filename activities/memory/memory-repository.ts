@@ -8,6 +8,7 @@ import {
   viewOf,
   type FactInput,
   type IntentInput,
+  type ListPosition,
   type MemoryIdentityFields,
   type PreferenceInput,
   type StoredMemory,
@@ -217,16 +218,27 @@ export class ScopedMemories {
     return raw && !isPurged(raw) ? parseMemory(raw) : null;
   }
 
-  async list(options: { kinds?: MemoryKind[]; statuses?: MemoryStatus[]; limit?: number } = {}): Promise<{ memories: MemoryDoc[]; malformed: MemoryDocError[] }> {
+  /**
+   * Newest first. `contains` matches the text case-insensitively in the
+   * database, before the limit, so an old match is found however many newer
+   * memories there are; `after` continues from a page's `next`.
+   */
+  async list(
+    options: { kinds?: MemoryKind[]; statuses?: MemoryStatus[]; limit?: number; contains?: string; after?: ListPosition } = {},
+  ): Promise<{ memories: MemoryDoc[]; malformed: MemoryDocError[]; next?: ListPosition }> {
     // Purged memories have no content to list; their audit entries still say what happened.
     const filter: Filter<StoredMemory> = { status: { $in: options.statuses ?? ['active'] }, purgedAt: { $exists: false } };
     if (options.kinds) filter.kind = { $in: options.kinds };
-    const raws = await this.collections.memories
-      .find(this.scoped(filter))
-      .sort({ updatedAt: -1, _id: 1 })
-      .limit(Math.min(options.limit ?? 100, 500))
-      .toArray();
-    return this.parseAll(raws);
+    // A regex of the escaped text: FerretDB has no text indexes, and the user's text is never a pattern.
+    if (options.contains) filter.text = { $regex: literalPattern(options.contains), $options: 'i' };
+    if (options.after) filter.$or = [{ updatedAt: { $lt: options.after.updatedAt } }, { updatedAt: options.after.updatedAt, _id: { $gt: options.after.id } }];
+    const limit = Math.min(options.limit ?? 100, 500);
+    // One more than asked says whether another page follows.
+    const raws = await this.collections.memories.find(this.scoped(filter)).sort({ updatedAt: -1, _id: 1 }).limit(limit + 1).toArray();
+    const page = raws.slice(0, limit);
+    const last = page.at(-1);
+    const next = raws.length > limit && last && last.updatedAt instanceof Date ? { updatedAt: last.updatedAt, id: String(last._id) } : undefined;
+    return { ...this.parseAll(page), ...(next ? { next } : {}) };
   }
 
   /** The audit trail, oldest first: of one memory, or of the whole namespace. */
@@ -432,6 +444,11 @@ function outcomeOf(action: AuditAction | null): WriteOutcome {
     default:
       return 'unchanged';
   }
+}
+
+/** A regex matching `text` literally (every metacharacter escaped; valid for MongoDB and FerretDB alike). */
+export function literalPattern(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
 }
 
 /** Active and not yet past its expiry: what recall may return. */

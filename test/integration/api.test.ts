@@ -547,6 +547,60 @@ describe('HTTP API', () => {
     expect((await at(`/v1/users/acme/${user}/memories/not-an-id`, { method: 'DELETE' })).status).toBe(422);
   });
 
+  it('memory search looks through all of a user\'s memories in the database, before the limit, with the query taken literally, and pages with next', async () => {
+    const user = uniqueId('memsearch');
+    const repo = new MemoryRepository(env.db);
+    await repo.ensureIndexes();
+    const scoped = repo.forNamespace({ tenant: 'acme', user });
+    const minute = 60_000;
+    const start = Date.now() - 60 * minute;
+    const write = async (predicate: string, value: string, minutes: number) => {
+      const now = new Date(start + minutes * minute);
+      await scoped.writeFact(fact(predicate, value, { source: userSource('s-1', `turn-${minutes}`), statedAt: now, expiresAt: new Date(now.getTime() + 30 * DAY) }), { actor: { by: 'import' }, now });
+    };
+    // The matches are the oldest memories; six newer ones come after them.
+    await write('old city', 'Lisbon', 1);
+    await write('language', 'C++ (mostly)', 2);
+    await write('birth city', 'lisbon', 3);
+    await write('work city', 'LISBON', 4);
+    for (let i = 1; i <= 6; i++) await write(`note ${i}`, 'nothing to see', 10 + i);
+    const { token, entry } = mintToken({ tenant: 'acme', user });
+    const own = createApi({ agent: env.agent, tokens: new TokenBook([entry]) });
+    const server = await listen(own.app, 0);
+    closers.push(server.close);
+    type Page = { memories: Array<{ text: string }>; next?: string };
+    const list = async (query: string) => {
+      const res = await fetch(`${server.url}/v1/users/acme/${user}/memories?${query}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Page;
+    };
+    const texts = (page: Page) => page.memories.map((m) => m.text);
+    // Newer non-matching memories no longer hide the older matches.
+    expect(texts(await list('q=lisbon&limit=5'))).toEqual(["The user's work city is LISBON.", "The user's birth city is lisbon.", "The user's old city is Lisbon."]);
+    // The limit applies to matches; next continues after the last one, nothing twice.
+    const first = await list('q=Lisbon&limit=2');
+    expect(texts(first)).toEqual(["The user's work city is LISBON.", "The user's birth city is lisbon."]);
+    expect(first.next).toEqual(expect.any(String));
+    const second = await list(`q=Lisbon&limit=2&cursor=${encodeURIComponent(first.next!)}`);
+    expect(texts(second)).toEqual(["The user's old city is Lisbon."]);
+    expect(second.next).toBeUndefined();
+    const pages: string[] = [];
+    for (let cursor: string | undefined, n = 0; n < 10; n++) {
+      const page = await list(`limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      pages.push(...texts(page));
+      if (!page.next) break;
+      cursor = page.next;
+    }
+    expect(pages).toHaveLength(10);
+    expect(new Set(pages).size).toBe(10);
+    // The query is text, not a pattern.
+    expect(texts(await list(`q=${encodeURIComponent('C++ (')}`))).toEqual(["The user's language is C++ (mostly)."]);
+    expect(texts(await list(`q=${encodeURIComponent('.*')}`))).toEqual([]);
+    expect(texts(await list(`q=${encodeURIComponent('[a-z]')}`))).toEqual([]);
+    const bad = await fetch(`${server.url}/v1/users/acme/${user}/memories?cursor=page-2`, { headers: { authorization: `Bearer ${token}` } });
+    expect(bad.status).toBe(422);
+  });
+
   it('1,000 randomized cross-principal requests on another user\'s session: 0 accepted, every answer 403', async () => {
     const sessionId = uniqueId('api-tenancy');
     scriptWipe(sessionId);

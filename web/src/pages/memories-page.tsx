@@ -18,6 +18,10 @@ export function MemoriesPage({ tenant, user }: { tenant?: string; user?: string 
   return <MemoryBrowser key={`${owner.tenant}/${owner.user}`} tenant={owner.tenant} user={owner.user} admin={isAdmin(me)} />;
 }
 
+const PAGE = 100;
+/** The most one request returns (api/routes.ts). */
+const MAX_SHOWN = 500;
+
 function MemoryBrowser({ tenant, user, admin }: { tenant: string; user: string; admin: boolean }) {
   const { api } = useSigned();
   const ids = { user: useId(), q: useId(), kind: useId() };
@@ -25,9 +29,11 @@ function MemoryBrowser({ tenant, user, admin }: { tenant: string; user: string; 
   const [q, setQ] = useState('');
   const [kind, setKind] = useState('');
   const [statuses, setStatuses] = useState<MemoryStatus[]>(['active']);
-  const params = new URLSearchParams({ ...(q.trim() ? { q: q.trim() } : {}), ...(kind ? { kind } : {}), ...(statuses.length ? { status: statuses.join(',') } : {}) }).toString();
+  // The newest matches first; "Show more" asks for more of them, up to what the API gives at once.
+  const [limit, setLimit] = useState(PAGE);
+  const params = new URLSearchParams({ ...(q.trim() ? { q: q.trim() } : {}), ...(kind ? { kind } : {}), ...(statuses.length ? { status: statuses.join(',') } : {}), limit: String(limit) }).toString();
   const base = `/v1/users/${seg(tenant)}/${seg(user)}/memories`;
-  const list = usePoll((signal) => api.get<{ memories: Memory[]; malformed: number }>(`${base}${params ? `?${params}` : ''}`, signal), 15_000, `${base}?${params}`);
+  const list = usePoll((signal) => api.get<{ memories: Memory[]; malformed: number; next?: string }>(`${base}?${params}`, signal), 15_000, `${base}?${params}`);
   const memories = list.data?.memories ?? [];
 
   const toggle = (s: MemoryStatus, on: boolean) => setStatuses((list) => (on ? [...list, s] : list.filter((x) => x !== s)));
@@ -86,6 +92,16 @@ function MemoryBrowser({ tenant, user, admin }: { tenant: string; user: string; 
           </li>
         ))}
       </ul>
+      {list.data?.next ? (
+        <p class="more">
+          <span class="hint">The newest {memories.length} matches are shown{limit < MAX_SHOWN ? '' : '; narrow the search to see older ones'}.</span>{' '}
+          {limit < MAX_SHOWN ? (
+            <button type="button" onClick={() => setLimit((n) => Math.min(MAX_SHOWN, n + PAGE))}>
+              Show more
+            </button>
+          ) : null}
+        </p>
+      ) : null}
     </section>
   );
 }
