@@ -4,7 +4,7 @@ import { SessionStatusKey } from './search-attributes';
 import { describeZodError } from './input-guard';
 import { notAuthorized } from './principal';
 import { refuseStart, registerSessionHandlers } from './session-handlers';
-import { archiveSession, ensureSearchAttributes, restoreFromArchive, snapshot } from './session-lifecycle';
+import { ARCHIVED_STATUS_IN_ARCHIVE, archiveSession, ensureSearchAttributes, restoreFromArchive, snapshot } from './session-lifecycle';
 import { SessionMemory } from './session-memory';
 import { STATUS_SHOWS_APPROVALS, SessionRun } from './session-run';
 import type { CarriedState } from './session-state';
@@ -105,7 +105,12 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   // Event readers long-poll through updates; detach them, or waiting for handlers would wait for the next event forever.
   run.events.stream.detachPollers();
   await condition(allHandlersFinished);
+  const reason = run.endRequested ? 'ended by request' : 'idle timeout';
+  // The last event says so before the archive is written, so the archive holds it and readers get it
+  // from there (after archiving, readers are detached and the run is over).
+  const announced = patched(ARCHIVED_STATUS_IN_ARCHIVE);
+  if (announced) run.events.emit({ type: 'status_change', status: 'archived', activity: run.activity, turnId: run.running?.turnId, reason });
   const { archiveConflict } = await archiveSession(run);
-  run.setStatus('archived', run.endRequested ? 'ended by request' : 'idle timeout');
+  run.setStatus('archived', reason, { emit: !announced });
   return { sessionId: run.sessionId, status: 'archived', version: run.version, turns: run.counters.turns, ...(archiveConflict ? { archiveConflict } : {}) };
 }

@@ -34,6 +34,8 @@ export const TOOL_PINS_IN_ARCHIVE = 'tool-pins-in-archive';
  * after the run has closed), and a restored run continues their offsets.
  */
 export const EVENTS_IN_ARCHIVE = 'events-in-archive';
+/** Patch id: the `archived` status event is emitted before the archive is written, so the archive (and its readers) have it. */
+export const ARCHIVED_STATUS_IN_ARCHIVE = 'archived-status-in-archive';
 
 /** JSON bytes of events the archive keeps (the newest ones). */
 export const ARCHIVED_EVENT_BYTES = 128_000;

@@ -171,11 +171,11 @@ export class SessionRun {
     upsertMemo({ pendingApprovals: waiting });
   }
 
-  setStatus(next: SessionStatus, reason?: string): void {
+  setStatus(next: SessionStatus, reason?: string, { emit = true }: { emit?: boolean } = {}): void {
     this.status = next;
     if (this.canUpsertStatus) upsertSearchAttributes([{ key: SessionStatusKey, value: next }]);
     upsertMemo({ status: next, version: this.version });
-    this.emitStatus(reason);
+    if (emit) this.emitStatus(reason);
   }
 
   setActivity(next: Activity, reason?: string): void {

@@ -147,6 +147,10 @@ describe('context that does not forget', () => {
     expect(result).toMatchObject({ status: 'archived', version: 1 });
     // The reader ends when the session's run ends, not at its own timeout.
     expect(await reading).toEqual(expect.any(Array));
+    // The archive ends with the session's last word: it was archived, and why.
+    const archived = await collectEvents(env.agent, sessionId, () => false, { timeoutMs: 20_000 });
+    expect(archived.at(-1)?.event).toMatchObject({ type: 'status_change', status: 'archived', reason: 'ended by request' });
+    expect(archived.map((e) => e.offset)).toEqual(archived.map((_, i) => i));
   });
 
   it('lets only one of two runs restored from the same archive write it back', async () => {
