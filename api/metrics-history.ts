@@ -4,24 +4,30 @@ import { scrape, type Family } from './prometheus-text';
 /*
  * The dashboard's data: the workers' metrics scraped every `everyMs` and kept
  * for the last `keep` samples, in memory. Each sample holds, per catalog
- * metric, the sum over workers and task queues of its series, split by the
- * metric's first label (outcome, status, tier, ...): counters as their
- * running totals, histograms as count and sum. The page turns totals into
- * rates between samples. A worker that does not answer is named in the
- * sample, and its series are left out of it.
+ * metric, one row per combination of the metric's own labels (tool and
+ * status, server and outcome, ...), summed over workers and over the labels
+ * Temporal adds (namespace, task queue, workflow or activity type): counters
+ * as their running totals, histograms as count and sum. Every label is kept so
+ * the page can split a chart by the one it names (calls by status, not by
+ * tool). The page turns totals into rates between samples. A worker that does
+ * not answer is named in the sample, and its series are left out of it.
  */
 
-export interface MetricPoint {
-  /** By the metric's first label's value ('' when it has none): counter total or gauge value. */
-  values: Record<string, number>;
-  /** Histograms: observations and their sum, by the first label's value. */
-  count?: Record<string, number>;
-  sum?: Record<string, number>;
+/** One label set of a metric in a sample. */
+export interface MetricRow {
+  /** The metric's catalog labels and their values ('' when a series lacks one); {} when it has none. */
+  labels: Record<string, string>;
+  /** Counters: the running total; gauges: the value. */
+  value?: number;
+  /** Histograms: observations and their sum. */
+  count?: number;
+  sum?: number;
 }
 
 export interface MetricsSample {
   at: string;
-  metrics: Record<string, MetricPoint>;
+  /** By metric name; a metric no worker exported is absent. */
+  metrics: Record<string, MetricRow[]>;
   /** Worker endpoints that did not answer this time, with why. */
   unreachable: Array<{ url: string; error: string }>;
 }
@@ -33,21 +39,21 @@ export interface MetricsSeries {
   samples: MetricsSample[];
 }
 
-function fold(families: Map<string, Family>, into: Record<string, MetricPoint>): void {
+/** Adds one scrape's catalog metrics to `into`, a row per label set of the catalog's labels. */
+export function foldScrape(families: Map<string, Family>, into: Record<string, MetricRow[]>): void {
   for (const spec of Object.values(METRICS) as MetricSpec[]) {
     const family = families.get(spec.name);
     if (!family) continue;
-    const point = (into[spec.name] ??= { values: {} });
-    const key = spec.labels[0];
+    const rows = (into[spec.name] ??= []);
     for (const s of family.metrics) {
-      const k = key ? (s.labels[key] ?? '') : '';
+      const labels = Object.fromEntries(spec.labels.map((l) => [l, s.labels[l] ?? '']));
+      let row = rows.find((r) => spec.labels.every((l) => r.labels[l] === labels[l]));
+      if (!row) rows.push((row = { labels }));
       if (spec.kind === 'histogram') {
-        point.count ??= {};
-        point.sum ??= {};
-        point.count[k] = (point.count[k] ?? 0) + (s.count ?? 0);
-        point.sum[k] = (point.sum[k] ?? 0) + (s.sum ?? 0);
+        row.count = (row.count ?? 0) + (s.count ?? 0);
+        row.sum = (row.sum ?? 0) + (s.sum ?? 0);
       } else {
-        point.values[k] = (point.values[k] ?? 0) + (s.value ?? 0);
+        row.value = (row.value ?? 0) + (s.value ?? 0);
       }
     }
   }
@@ -85,11 +91,11 @@ export class MetricsHistory {
   }
 
   private async take(): Promise<void> {
-    const metrics: Record<string, MetricPoint> = {};
+    const metrics: MetricsSample['metrics'] = {};
     const unreachable: MetricsSample['unreachable'] = [];
     const scraped = await Promise.allSettled(this.workerUrls.map((url) => scrape(url, Math.min(5_000, this.options.everyMs))));
     scraped.forEach((r, i) => {
-      if (r.status === 'fulfilled') fold(r.value, metrics);
+      if (r.status === 'fulfilled') foldScrape(r.value, metrics);
       else unreachable.push({ url: this.workerUrls[i]!, error: r.reason instanceof Error ? r.reason.message : String(r.reason) });
     });
     this.samples.push({ at: new Date().toISOString(), metrics, unreachable });

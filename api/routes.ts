@@ -283,10 +283,12 @@ export const meRoute = createRoute({
   },
 });
 
-const MetricPointSchema = z.object({
-  values: z.record(z.string(), z.number()),
-  count: z.record(z.string(), z.number()).optional(),
-  sum: z.record(z.string(), z.number()).optional(),
+/** One label set of a metric: its catalog labels, and its total or value (counters, gauges) or count and sum (histograms). */
+const MetricRowSchema = z.object({
+  labels: z.record(z.string(), z.string()),
+  value: z.number().optional(),
+  count: z.number().optional(),
+  sum: z.number().optional(),
 });
 
 export const metricsSeriesRoute = createRoute({
@@ -304,7 +306,7 @@ export const metricsSeriesRoute = createRoute({
               everyMs: z.number().int(),
               catalog: z.array(z.object({ name: z.string(), kind: z.enum(['counter', 'histogram', 'gauge']), capability: z.enum(['sessions', 'tools', 'mcp', 'memory', 'model']), help: z.string(), labels: z.array(z.string()) })),
               workers: z.array(z.string()),
-              samples: z.array(z.object({ at: z.string(), metrics: z.record(z.string(), MetricPointSchema), unreachable: z.array(z.object({ url: z.string(), error: z.string() })) })),
+              samples: z.array(z.object({ at: z.string(), metrics: z.record(z.string(), z.array(MetricRowSchema)), unreachable: z.array(z.object({ url: z.string(), error: z.string() })) })),
             })
             .openapi('MetricsSeries'),
         },

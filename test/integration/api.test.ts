@@ -3,7 +3,7 @@ import { mintToken, TokenBook, type ApiTokenEntry } from '../../api/auth';
 import { createApi, listen } from '../../api/server';
 import { readSseEvents, type SseEvent } from '../../api/sse-reader';
 import type { EventHub } from '../../api/event-hub';
-import { MetricsHistory } from '../../api/metrics-history';
+import { MetricsHistory, type MetricsSeries } from '../../api/metrics-history';
 import { DAY, fact, seededRandom, userSource } from '../support/memory-fixtures';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
@@ -166,13 +166,15 @@ describe('HTTP API', () => {
     for (let i = 0; i < 3; i++) await history.sampleNow();
     const res = await fetch(`${server.url}/v1/metrics/series`, { headers: { authorization: `Bearer ${tokens.admin}` } });
     expect(res.status).toBe(200);
-    const series = (await res.json()) as { samples: Array<{ at: string; metrics: Record<string, { values: Record<string, number>; count?: Record<string, number> }>; unreachable: Array<{ url: string }> }>; catalog: Array<{ name: string; capability: string }> };
+    const series = (await res.json()) as MetricsSeries;
     // Only the newest `keep` samples are kept, oldest first.
     expect(series.samples).toHaveLength(2);
     expect(Date.parse(series.samples[0]!.at)).toBeLessThanOrEqual(Date.parse(series.samples[1]!.at));
     const last = series.samples[1]!;
-    expect(last.metrics.agent_turns_total?.values.completed).toBeGreaterThanOrEqual(1);
-    expect(last.metrics.agent_model_call_seconds?.count?.['']).toBeGreaterThanOrEqual(1);
+    // A row per label set of the metric's own labels, Temporal's (task queue, workflow type) summed away.
+    expect(last.metrics.agent_turns_total?.find((r) => r.labels.outcome === 'completed')?.value).toBeGreaterThanOrEqual(1);
+    expect(last.metrics.agent_turns_total?.every((r) => Object.keys(r.labels).join() === 'outcome')).toBe(true);
+    expect(last.metrics.agent_model_call_seconds?.reduce((n, r) => n + (r.count ?? 0), 0)).toBeGreaterThanOrEqual(1);
     expect(last.unreachable.map((u) => u.url)).toEqual(['http://127.0.0.1:9/metrics']);
     expect(series.catalog.find((c) => c.name === 'agent_tool_calls_total')?.capability).toBe('tools');
     const refused = await fetch(`${server.url}/v1/metrics/series`, { headers: { authorization: `Bearer ${tokens.ana}` } });

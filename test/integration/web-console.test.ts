@@ -407,15 +407,31 @@ describe('web console', () => {
     await waitForText(ana, 'needs the admin role');
     await history.sampleNow();
     const busy = uniqueId('web-dash');
-    env.model.script([{ respond: { kind: 'text', text: 'Measured.' } }], { lane: busy });
+    // Two tools that end differently (one answers, one runs past its 1 s timeout), so a chart split by status shows statuses, not tool names.
+    env.model.script(
+      [
+        { respond: { kind: 'tool_calls', calls: [{ id: 'call_quick', name: 'local_sleepy', arguments: { ms: 1, label: 'quick' } }, { id: 'call_slow', name: 'local_slow', arguments: {} }] } },
+        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Measured.' } },
+      ],
+      { lane: busy },
+    );
     await api('POST', `/v1/sessions/${busy}/messages`, tokens.ana, { text: 'measure me', waitForTurn: true });
     await history.sampleNow();
     const root = await signedIn(tokens.root, '#/dashboard');
-    for (const title of ['Turns per minute by outcome', 'Tool calls per minute by status', 'Recall by best tier, share', 'Model calls per minute', 'Tokens per minute']) await waitForText(root, title);
+    const titles = ['Turns per minute by outcome', 'Tool calls per minute by status', 'Recall by best tier, share', 'Model calls per minute', 'Tokens per minute'];
+    for (const title of titles) await waitForText(root, title);
     expect(await root.evaluate(`document.querySelectorAll('figure.chart canvas').length`)).toBeGreaterThanOrEqual(10);
-    // The turn just made shows in the newest interval, written out beside its chart.
-    const turnsLatest = (await root.evaluate(`Array.from(document.querySelectorAll('figure.chart')).find((f) => f.querySelector('figcaption').textContent === 'Turns per minute by outcome').querySelector('.chart-latest').textContent`)) as string;
-    expect(turnsLatest).toMatch(/completed [1-9]/);
+    // The newest interval of a chart, as written out beside it (and in its canvas's accessible name).
+    const latestOf = async (title: string) =>
+      (await root.evaluate(`(() => { const f = Array.from(document.querySelectorAll('figure.chart')).find((f) => f.querySelector('figcaption').textContent === ${js(title)}); const p = f && f.querySelector('.chart-latest'); return p ? p.textContent : null; })()`)) as string | null;
+    // The turn just made shows in the newest interval.
+    expect(await latestOf('Turns per minute by outcome')).toMatch(/completed [1-9]/);
+    // Split by status: one line per status, none per tool; the timeout is there to see.
+    const byStatus = await latestOf('Tool calls per minute by status');
+    expect(byStatus).toMatch(/\bok [1-9]/);
+    expect(byStatus).toMatch(/\btimeout [1-9]/);
+    expect(byStatus).not.toMatch(/local_/);
+    expect(await latestOf('Tool call outcomes, share')).toMatch(/\bok 0\.50\b.*\btimeout 0\.50\b/);
     expect(await textOf(root)).toContain('Servers connected now: no MCP servers configured');
     await screenshot(root, 'dashboard');
 

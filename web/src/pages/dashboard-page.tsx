@@ -1,8 +1,12 @@
+import { Fragment } from 'preact';
 import { useMemo } from 'preact/hooks';
+import type { Capability } from '../../../workflows/metric-catalog';
 import { isAdmin, useSigned } from '../auth';
 import { ProblemView } from '../components/problem-view';
 import { TimeChart } from '../components/time-chart';
-import { gaugeOf, latestTotal, meanOf, ratePerMinute, ratio, shares, type MetricsSeries } from '../dashboard-data';
+import { chartOf, DASHBOARD, metricsOf } from '../dashboard-charts';
+import { latestBy, latestTotal, type MetricsSeries } from '../dashboard-data';
+import { exhausted } from '../never';
 import { usePoll } from '../poll';
 
 /**
@@ -15,7 +19,7 @@ export function DashboardPage() {
   const admin = isAdmin(me);
   const polled = usePoll((signal) => (admin ? api.get<MetricsSeries>('/v1/metrics/series', signal) : Promise.resolve(undefined)), 10_000, `dashboard-${admin}`);
   const s = polled.data;
-  const charts = useMemo(() => (s ? buildCharts(s) : undefined), [s]);
+  const charts = useMemo(() => (s ? DASHBOARD.map((section) => ({ section, drawn: section.charts.map((spec) => ({ spec, chart: chartOf(s, spec) })) })) : undefined), [s]);
   return (
     <section aria-labelledby="dashboard-title" class="dashboard">
       <h1 id="dashboard-title">Dashboard</h1>
@@ -36,79 +40,62 @@ export function DashboardPage() {
               Not answering: {s.samples.at(-1)!.unreachable.map((u) => `${u.url} (${u.error})`).join('; ')}
             </p>
           ) : null}
-          <h2>Sessions</h2>
-          <p class="figures">
-            Turns so far: {latestTotal(s, 'agent_turns_total')} · continued as new: {latestTotal(s, 'agent_continue_as_new_total')} · archived: {latestTotal(s, 'agent_archives_total')} · restored:{' '}
-            {latestTotal(s, 'agent_restores_total')}
-          </p>
-          <div class="charts">
-            <TimeChart title="Turns per minute by outcome" chart={charts.turns} unit="/min" />
-            <TimeChart title="Summary folds per turn" chart={charts.folds} unit="" digits={2} />
-            <TimeChart title="Summary and key facts, share of the prompt" chart={charts.contextShare} unit="" digits={2} />
-            <TimeChart title="Turns in the window (mean)" chart={charts.window} unit="" />
-          </div>
-          <h2>Tools</h2>
-          <div class="charts">
-            <TimeChart title="Tool calls per minute by status" chart={charts.toolCalls} unit="/min" />
-            <TimeChart title="Tool call outcomes, share" chart={charts.toolShares} unit="" digits={2} />
-            <TimeChart title="Steps per turn (mean)" chart={charts.steps} unit="" />
-            <TimeChart title="Confirmation wait (mean, s)" chart={charts.confirmWait} unit=" s" />
-          </div>
-          <h2>MCP</h2>
-          <p class="figures">
-            Servers connected now: {connectedNow(s)}
-          </p>
-          <div class="charts">
-            <TimeChart title="Uptime by server (share since the worker started)" chart={charts.mcpUptime} unit="" digits={2} />
-            <TimeChart title="MCP calls per minute by outcome" chart={charts.mcpCalls} unit="/min" />
-            <TimeChart title="Reconnect time (mean, s)" chart={charts.mcpReconnect} unit=" s" digits={2} />
-            <TimeChart title="Tool sync delay after list_changed (mean, ms)" chart={charts.mcpSync} unit=" ms" />
-          </div>
-          <h2>Memory</h2>
-          <div class="charts">
-            <TimeChart title="Recall by best tier, share" chart={charts.recallTiers} unit="" digits={2} />
-            <TimeChart title="Recall latency (mean, ms)" chart={charts.recallMs} unit=" ms" />
-            <TimeChart title="Memory writes per minute (accepted, rejected)" chart={charts.writes} unit="/min" />
-          </div>
-          <h2>Model</h2>
-          <div class="charts">
-            <TimeChart title="Model calls per minute" chart={charts.modelCalls} unit="/min" />
-            <TimeChart title="Model latency and time to first token (mean, ms)" chart={charts.modelMs} unit=" ms" digits={0} />
-            <TimeChart title="Tokens per minute" chart={charts.tokens} unit="/min" digits={0} />
-          </div>
+          {charts.map(({ section, drawn }) => (
+            <Fragment key={section.capability}>
+              <h2>{section.heading}</h2>
+              <Figures capability={section.capability} s={s} />
+              <div class="charts">
+                {drawn.map(({ spec, chart }) => (
+                  <TimeChart key={spec.title} title={spec.title} chart={chart} unit={spec.unit} digits={spec.digits} />
+                ))}
+              </div>
+            </Fragment>
+          ))}
+          <NotCharted s={s} />
         </>
       )}
     </section>
   );
 }
 
-function connectedNow(s: MetricsSeries): string {
-  const servers = Object.entries(s.samples.at(-1)?.metrics.agent_mcp_connected?.values ?? {});
-  if (servers.length === 0) return 'no MCP servers configured';
-  return servers.map(([name, v]) => `${name} ${v >= 1 ? 'up' : 'down'}`).join(' · ');
+/** Running totals and the state now, above a capability's charts. */
+function Figures({ capability, s }: { capability: Capability; s: MetricsSeries }) {
+  switch (capability) {
+    case 'sessions':
+      return (
+        <p class="figures">
+          Turns so far: {latestTotal(s, 'agent_turns_total')} · continued as new: {latestTotal(s, 'agent_continue_as_new_total')} · archived: {latestTotal(s, 'agent_archives_total')} · restored:{' '}
+          {latestTotal(s, 'agent_restores_total')}
+        </p>
+      );
+    case 'mcp': {
+      const servers = latestBy(s, 'agent_mcp_connected', 'server');
+      return <p class="figures">Servers connected now: {servers.length === 0 ? 'no MCP servers configured' : servers.map(([name, v]) => `${name} ${v >= 1 ? 'up' : 'down'}`).join(' · ')}</p>;
+    }
+    case 'tools':
+    case 'memory':
+    case 'model':
+      return null;
+    default:
+      return exhausted(capability);
+  }
 }
 
-function buildCharts(s: MetricsSeries) {
-  const latency = meanOf(s, 'agent_model_call_seconds', 'latency', 1000);
-  const ttft = meanOf(s, 'agent_model_time_to_first_token_seconds', 'first token', 1000);
-  return {
-    turns: ratePerMinute(s, 'agent_turns_total'),
-    folds: ratio(s, 'agent_summary_folds_total', 'agent_turns_total', 'folds per turn'),
-    contextShare: meanOf(s, 'agent_prompt_context_share_ratio', 'share'),
-    window: meanOf(s, 'agent_window_turns', 'turns'),
-    toolCalls: ratePerMinute(s, 'agent_tool_calls_total'),
-    toolShares: shares(s, 'agent_tool_calls_total'),
-    steps: meanOf(s, 'agent_turn_steps', 'steps'),
-    confirmWait: meanOf(s, 'agent_confirmation_wait_seconds', 'wait'),
-    recallTiers: shares(s, 'agent_memory_recalls_total', ['strong', 'weak', 'none']),
-    recallMs: meanOf(s, 'agent_memory_recall_seconds', 'recall', 1000),
-    writes: ratePerMinute(s, 'agent_memory_writes_total'),
-    modelCalls: ratePerMinute(s, 'agent_model_calls_total'),
-    modelMs: { times: latency.times, lines: [...latency.lines, ...ttft.lines] },
-    tokens: ratePerMinute(s, 'agent_model_tokens_total'),
-    mcpUptime: gaugeOf(s, 'agent_mcp_uptime_ratio'),
-    mcpCalls: ratePerMinute(s, 'agent_mcp_calls_total'),
-    mcpReconnect: meanOf(s, 'agent_mcp_reconnect_seconds', 'reconnect'),
-    mcpSync: meanOf(s, 'agent_mcp_tool_sync_delay_seconds', 'sync delay', 1000),
-  };
+/** Metrics the server's catalog has that this page has no chart for (a newer worker, say): named, not hidden. */
+function NotCharted({ s }: { s: MetricsSeries }) {
+  const charted = new Set<string>(DASHBOARD.flatMap((section) => section.charts.flatMap(metricsOf)));
+  const others = s.catalog.filter((m) => !charted.has(m.name));
+  if (others.length === 0) return null;
+  return (
+    <>
+      <h2>Not charted</h2>
+      <ul class="figures">
+        {others.map((m) => (
+          <li key={m.name}>
+            <code>{m.name}</code> ({m.capability}, {m.kind}): {m.help}
+          </li>
+        ))}
+      </ul>
+    </>
+  );
 }
