@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { FailureType } from '../workflows/failure-types';
 import { SessionSummary, renderSummary } from '../workflows/session-summary';
 import type { Turn } from '../workflows/session-types';
-import { classifyModelError } from './model-activities';
+import { classifyModelError } from './model-errors';
 
 export interface SummarizeInput {
   sessionId: string;

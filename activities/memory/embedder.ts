@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
 import { offlineEmbedding } from '../../scripted-model/offline-embedding';
-import { classifyModelError } from '../model-activities';
+import { classifyModelError } from '../model-errors';
 import { parseEmbedderChoice } from './embedder-choice';
 import { LocalEmbedder } from './local-embedder';
 import { isRoutedModelName } from './local-models';

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
-import { classifyModelError } from '../model-activities';
+import { classifyModelError } from '../model-errors';
 import { embedMemories, type Embedder } from './embedder';
 import { buildExtractionMessages, parseExtractionOutput } from './extraction-prompt';
 import type { ExtractMemoriesInput, ExtractionCounts } from './memory-activity-types';
