@@ -418,7 +418,25 @@ describe('web console', () => {
     await api('POST', `/v1/sessions/${busy}/messages`, tokens.ana, { text: 'measure me', waitForTurn: true });
     await history.sampleNow();
     const root = await signedIn(tokens.root, '#/dashboard');
-    const titles = ['Turns per minute by outcome', 'Tool calls per minute by status', 'Recall by best tier, share', 'Model calls per minute', 'Tokens per minute'];
+    const titles = [
+      'Turns per minute by outcome',
+      'Continued as new, archived and restored per minute',
+      'Archive and restore time (mean, ms)',
+      'Tool calls per minute by status',
+      'Tool success rate by tool',
+      'Tool timeouts per minute by tool',
+      'Tool run time by tool, confirmation wait excluded (mean, s)',
+      'Approvals and denials per minute',
+      'Connects and disconnects per minute by server',
+      'Catalog refreshes per minute by reason',
+      'MCP errors per minute by class',
+      'Recall by best tier, share',
+      'Expired memories swept per minute',
+      'Citation checks failed per minute by action',
+      'Model calls per minute',
+      'Model errors per minute by class',
+      'Tokens per minute',
+    ];
     for (const title of titles) await waitForText(root, title);
     expect(await root.evaluate(`document.querySelectorAll('figure.chart canvas').length`)).toBeGreaterThanOrEqual(10);
     // The newest interval of a chart, as written out beside it (and in its canvas's accessible name).
@@ -432,6 +450,9 @@ describe('web console', () => {
     expect(byStatus).toMatch(/\btimeout [1-9]/);
     expect(byStatus).not.toMatch(/local_/);
     expect(await latestOf('Tool call outcomes, share')).toMatch(/\bok 0\.50\b.*\btimeout 0\.50\b/);
+    // Split by tool where the title says so.
+    expect(await latestOf('Tool timeouts per minute by tool')).toMatch(/local_slow [1-9]/);
+    expect(await latestOf('Tool success rate by tool')).toMatch(/local_sleepy 1\.00.*local_slow 0\.00/);
     expect(await textOf(root)).toContain('Servers connected now: no MCP servers configured');
     await screenshot(root, 'dashboard');
 

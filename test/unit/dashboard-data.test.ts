@@ -109,7 +109,9 @@ agent_mcp_connected{server="files"} 1
 describe('the dashboard page\'s charts', () => {
   const charts: ChartSpec[] = DASHBOARD.flatMap((s) => [...s.charts]);
 
-  it('each stand in their own capability\'s section', () => {
+  it('plot every metric of the catalog, each in its own capability\'s section', () => {
+    const charted = new Set(charts.flatMap(metricsOf));
+    expect(Object.values(METRICS).map((m) => m.name).filter((name) => !charted.has(name))).toEqual([]);
     const capabilityOf = new Map<string, string>(Object.values(METRICS).map((m) => [m.name, m.capability]));
     for (const section of DASHBOARD) for (const c of section.charts) for (const m of metricsOf(c)) expect({ chart: c.title, capability: capabilityOf.get(m) }).toEqual({ chart: c.title, capability: section.capability });
   });
