@@ -3,7 +3,7 @@ import type { PromptByRef } from '../workflows/prompt-parts';
 import type { UserNamespace } from '../workflows/session-types';
 import type { ToolCatalog } from '../workflows/tool-spec';
 import type { SessionSummary } from '../workflows/session-summary';
-import type { Turn } from '../workflows/session-types';
+import type { SummarizeInput } from './summarize-activity';
 import type { ArchivedEventsPage, ArchivedSession, ReadArchivedEventsInput, SaveArchiveInput } from './session-archive';
 
 /** A tool as offered to the model (the OpenAI `function` shape). */
@@ -81,7 +81,7 @@ export interface SessionActivities {
   callModel(input: CallModelInput): Promise<CallModelResult>;
   getToolCatalog(input: GetToolCatalogInput): Promise<ToolCatalog>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult>;
-  summarizeTurns(input: { sessionId: string; previous: SessionSummary; evicted: Turn[] }): Promise<SessionSummary>;
+  summarizeTurns(input: SummarizeInput): Promise<SessionSummary>;
   loadArchive(input: { sessionId: string }): Promise<ArchivedSession | null>;
   saveArchive(input: SaveArchiveInput): Promise<{ version: number }>;
   readArchivedEvents(input: ReadArchivedEventsInput): Promise<ArchivedEventsPage | null>;

@@ -80,10 +80,10 @@ export function createActivities(deps: ActivityDeps): SessionActivities & Memory
   return new SecretRedactor(deps.secrets ?? []).activities({
     ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name, usage, promptParts }),
     ...createUsageActivities(usage, deps.budgets, deps.pricing, deps.model.name),
-    ...createSummarizeActivity({ openai: deps.openai, model: deps.model.name }),
+    ...createSummarizeActivity({ openai: deps.openai, usage, model: deps.model.name }),
     ...createArchiveActivities(new SessionArchiveRepository(deps.db), promptParts),
     ...createSearchAttributeActivities(),
-    ...createMemoryActivities({ db: deps.db, openai: deps.openai, modelName: deps.model.name, ...memory }),
+    ...createMemoryActivities({ db: deps.db, openai: deps.openai, usage, modelName: deps.model.name, ...memory }),
     ...createPromptActivities(() => deps.mcpPrompts),
     ...createToolActivities({
       tools,

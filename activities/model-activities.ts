@@ -1,27 +1,20 @@
 import { Context } from '@temporalio/activity';
-import type { UsageStore } from './usage/usage-store';
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { countMetric, observeMetric } from './metrics';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type OpenAI from 'openai';
+import { ApplicationFailure } from '@temporalio/common';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { FailureType } from '../workflows/failure-types';
 import { textDeltasSignal } from '../workflows/messages';
 import { MODEL_OUTPUT_LIMITS, TEXT_DELTAS_PER_SIGNAL } from '../workflows/model-output-limits';
 import type { CallModelInput, CallModelResult } from './activity-types';
-import { classifyModelError } from './model-errors';
+import { measuredModelCall, ModelPurpose, type ModelCallDeps, type ModelUsage } from './model-call';
 import { boundToolCalls } from './model-output-bounds';
 import { StreamedToolCalls } from './streamed-tool-calls';
 import type { PromptPartStore } from './prompt-part-store';
 import { PROMPT_PART_MISSING } from '../workflows/prompt-parts';
 
-export interface ModelActivityDeps {
-  openai: OpenAI;
+export interface ModelActivityDeps extends ModelCallDeps {
   defaultModel: string;
   /** How often deltas are flushed to the session's event stream. */
   deltaBatchMs?: number;
-  /** Where each call's tokens are recorded, per tenant, user and session. */
-  usage?: UsageStore;
   /** Where prompt parts sent by reference are kept; a call by reference fails without it. */
   promptParts?: PromptPartStore;
 }
@@ -89,39 +82,38 @@ class DeltaRelay {
   }
 }
 
-const tracer = trace.getTracer('durable-agent');
+/** What a streamed step brought back, before its tool calls are bounded. */
+interface StreamedStep {
+  content: string;
+  calls: StreamedToolCalls;
+  finishReason: string;
+  unpublished: string[];
+}
+
+/** Heartbeats every HEARTBEAT_EVERY_MS from FIRST_HEARTBEAT_AFTER_MS on; `beat` sends one now if that time has come. */
+function heartbeats(ctx: Context): { beat(): void; stop(): void } {
+  const startedAt = performance.now();
+  const beat = (): void => {
+    if (performance.now() - startedAt >= FIRST_HEARTBEAT_AFTER_MS) ctx.heartbeat();
+  };
+  const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
+  return { beat, stop: () => clearInterval(timer) };
+}
 
 export function createModelActivities(deps: ModelActivityDeps) {
   return {
     async callModel(input: CallModelInput): Promise<CallModelResult> {
-      // A GenAI client span (OpenTelemetry semantic conventions), child of the activity's span when tracing is on.
-      return tracer.startActiveSpan(
-        `chat ${input.model.name ?? deps.defaultModel}`,
-        {
-          kind: SpanKind.CLIENT,
-          attributes: {
-            'gen_ai.operation.name': 'chat',
-            'gen_ai.system': 'openai',
-            'gen_ai.request.model': input.model.name ?? deps.defaultModel,
-            ...(input.model.temperature !== undefined ? { 'gen_ai.request.temperature': input.model.temperature } : {}),
-            'server.address': safeHost(deps.openai.baseURL),
-          },
-        },
-        async (span) => {
-          try {
-            const result = await callModelOnce(input);
-            if (result.usage) span.setAttributes({ 'gen_ai.usage.input_tokens': result.usage.promptTokens, 'gen_ai.usage.output_tokens': result.usage.completionTokens });
-            span.setAttributes({ 'gen_ai.response.finish_reasons': [result.finishReason ?? 'unknown'], 'gen_ai.response.model': input.model.name ?? deps.defaultModel });
-            return result;
-          } catch (err) {
-            span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message.slice(0, 200) : 'failed' });
-            span.setAttribute('error.type', (err as { type?: string }).type ?? (err instanceof Error ? err.name : 'error'));
-            throw err;
-          } finally {
-            span.end();
-          }
-        },
-      );
+      const ctx = Context.current();
+      // Liveness and cancellation delivery both ride on heartbeats; a call that ends within
+      // FIRST_HEARTBEAT_AFTER_MS sends none (an interrupt then finds the step already done).
+      const heartbeat = heartbeats(ctx);
+      try {
+        // Heartbeating already: looking up stored prompt parts on a slow store must not look like a dead worker.
+        const prompt = await promptOf(input);
+        return await streamStep(ctx, input, prompt, heartbeat.beat);
+      } finally {
+        heartbeat.stop();
+      }
     },
   };
 
@@ -141,27 +133,10 @@ export function createModelActivities(deps: ModelActivityDeps) {
     return resolved;
   }
 
-  async function callModelOnce(input: CallModelInput): Promise<CallModelResult> {
-    const ctx = Context.current();
+  /** One ReAct step: the model's answer streamed, its text relayed to the session as it comes. */
+  function streamStep(ctx: Context, input: CallModelInput, prompt: Awaited<ReturnType<typeof promptOf>>, beat: () => void): Promise<CallModelResult> {
     const model = input.model.name ?? deps.defaultModel;
     const attempt = ctx.info.attempt;
-    const relay = new DeltaRelay(deps.deltaBatchMs ?? 50, { turnId: input.turnId, step: input.step, attempt });
-    const startedAt = performance.now();
-    // Liveness and cancellation delivery both ride on heartbeats; a call that ends within
-    // FIRST_HEARTBEAT_AFTER_MS sends none (an interrupt then finds the step already done).
-    const heartbeat = (): void => {
-      if (performance.now() - startedAt >= FIRST_HEARTBEAT_AFTER_MS) ctx.heartbeat();
-    };
-    const beat = setInterval(heartbeat, HEARTBEAT_EVERY_MS);
-    // Heartbeating already: looking up stored prompt parts on a slow store must not look like a dead worker.
-    let prompt: Awaited<ReturnType<typeof promptOf>>;
-    try {
-      prompt = await promptOf(input);
-    } catch (err) {
-      clearInterval(beat);
-      throw err;
-    }
-
     const params: ChatCompletionCreateParamsStreaming = {
       model,
       messages: prompt.messages as ChatCompletionCreateParamsStreaming['messages'],
@@ -172,94 +147,62 @@ export function createModelActivities(deps: ModelActivityDeps) {
         : {}),
       ...(input.model.temperature !== undefined ? { temperature: input.model.temperature } : {}),
     };
+    const spec = { purpose: ModelPurpose.Step, model, temperature: input.model.temperature, sessionId: input.sessionId, namespace: input.namespace };
 
-    let content = '';
-    const calls = new StreamedToolCalls();
-    let finishReason: string | null = null;
-    let usage: CallModelResult['usage'] = null;
-    let unpublished: string[];
-    let firstTokenAt: number | undefined;
-    try {
-      const stream = await deps.openai.chat.completions.create(params, {
-        signal: ctx.cancellationSignal,
-        headers: { 'x-session-id': input.sessionId },
-        maxRetries: 0,
-      });
-      for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
-        heartbeat();
-        if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
-        const choice = chunk.choices[0];
-        if (!choice) continue;
-        const delta = choice.delta;
-        if (firstTokenAt === undefined && (delta.content || delta.tool_calls?.length)) {
-          firstTokenAt = performance.now();
-          observeMetric('modelTtft', (firstTokenAt - startedAt) / 1000);
+    return measuredModelCall(
+      deps,
+      spec,
+      async ({ requestOptions, firstToken }) => {
+        const relay = new DeltaRelay(deps.deltaBatchMs ?? 50, { turnId: input.turnId, step: input.step, attempt });
+        let content = '';
+        const calls = new StreamedToolCalls();
+        let finishReason: string | null = null;
+        let usage: ModelUsage | null = null;
+        try {
+          const stream = await deps.openai.chat.completions.create(params, requestOptions);
+          for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
+            beat();
+            if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
+            const choice = chunk.choices[0];
+            if (!choice) continue;
+            const delta = choice.delta;
+            if (delta.content || delta.tool_calls?.length) firstToken();
+            if (delta.content && content.length < MODEL_OUTPUT_LIMITS.maxTextChars) {
+              // Past the limit the rest of the answer is dropped here, before it reaches history or events.
+              const piece = delta.content.slice(0, MODEL_OUTPUT_LIMITS.maxTextChars - content.length);
+              content += piece;
+              relay.add(piece);
+            }
+            calls.add(delta.tool_calls);
+            if (choice.finish_reason) finishReason = choice.finish_reason;
+          }
+          if (finishReason === null) {
+            throw ApplicationFailure.retryable('The model stream ended before the model finished its answer.', FailureType.ModelUnavailable);
+          }
+          const unpublished = await relay.finish();
+          return { value: { content, calls, finishReason, unpublished } satisfies StreamedStep, usage, finishReason };
+        } catch (err) {
+          // Deltas already streamed must reach the workflow before it learns of a cancellation:
+          // it keeps them as the partial answer. A failed attempt's deltas go out too, marked by attempt.
+          await relay.drain().catch(() => undefined);
+          throw err;
+        } finally {
+          relay.stop();
         }
-        if (delta.content && content.length < MODEL_OUTPUT_LIMITS.maxTextChars) {
-          // Past the limit the rest of the answer is dropped here, before it reaches history or events.
-          const piece = delta.content.slice(0, MODEL_OUTPUT_LIMITS.maxTextChars - content.length);
-          content += piece;
-          relay.add(piece);
-        }
-        calls.add(delta.tool_calls);
-        if (choice.finish_reason) finishReason = choice.finish_reason;
-      }
-      if (finishReason === null) {
-        throw ApplicationFailure.retryable('The model stream ended before the model finished its answer.', FailureType.ModelUnavailable);
-      }
-      unpublished = await relay.finish();
-    } catch (err) {
-      // Deltas already streamed must reach the workflow before it learns of a cancellation:
-      // it keeps them as the partial answer. A failed attempt's deltas go out too, marked by attempt.
-      await relay.drain().catch(() => undefined);
-      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('model call interrupted');
-      const failure = err instanceof ApplicationFailure ? err : classifyModelError(err, model, deps.openai.baseURL);
-      countMetric('modelCalls', { outcome: 'error' });
-      countMetric('modelErrors', { class: failure.type ?? 'Unknown' });
-      throw failure;
-    } finally {
-      clearInterval(beat);
-      relay.stop();
-    }
-
-    countMetric('modelCalls', { outcome: 'ok' });
-    observeMetric('modelSeconds', (performance.now() - startedAt) / 1000);
-    if (usage) {
-      countMetric('modelTokens', { direction: 'input' }, usage.promptTokens);
-      countMetric('modelTokens', { direction: 'output' }, usage.completionTokens);
-      const run = ctx.info.workflowExecution;
-      if (deps.usage && input.namespace && run) {
-        deps.usage.recordBehind({
-          id: `${run.workflowId}/${run.runId}/${ctx.info.activityId}`,
-          tenant: input.namespace.tenant,
-          user: input.namespace.user,
-          sessionId: input.sessionId,
-          model,
-          at: new Date(),
-          inputTokens: usage.promptTokens,
-          outputTokens: usage.completionTokens,
-        }, (err) => ctx.log.warn('could not record a model call\'s usage', { error: err instanceof Error ? err.message : String(err) }));
-      }
-    }
-    const { toolCalls, truncatedArguments, droppedToolCalls } = boundToolCalls(calls.list((index) => `call_${input.turnId}_${input.step}_${index}`));
-    return {
-      content: content === '' ? null : content,
-      toolCalls,
-      finishReason,
-      usage,
-      attempt,
-      ...(unpublished.length > 0 ? { unpublishedDeltas: unpublished } : {}),
-      ...(truncatedArguments.length > 0 ? { truncatedArguments } : {}),
-      ...(droppedToolCalls > 0 ? { droppedToolCalls } : {}),
-    };
-  }
-}
-
-/** The model server's host for the span, never its path or credentials. */
-function safeHost(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'unknown';
+      },
+      ({ value, usage }) => {
+        const { toolCalls, truncatedArguments, droppedToolCalls } = boundToolCalls(value.calls.list((index) => `call_${input.turnId}_${input.step}_${index}`));
+        return {
+          content: value.content === '' ? null : value.content,
+          toolCalls,
+          finishReason: value.finishReason,
+          usage,
+          attempt,
+          ...(value.unpublished.length > 0 ? { unpublishedDeltas: value.unpublished } : {}),
+          ...(truncatedArguments.length > 0 ? { truncatedArguments } : {}),
+          ...(droppedToolCalls > 0 ? { droppedToolCalls } : {}),
+        };
+      },
+    );
   }
 }

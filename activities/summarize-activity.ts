@@ -1,13 +1,14 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type OpenAI from 'openai';
 import { z } from 'zod';
 import { FailureType } from '../workflows/failure-types';
 import { SessionSummary, renderSummary } from '../workflows/session-summary';
 import type { Turn } from '../workflows/session-types';
-import { classifyModelError } from './model-errors';
+import { completeJson, ModelPurpose, type ModelCallDeps } from './model-call';
 
 export interface SummarizeInput {
   sessionId: string;
+  /** Whose session this is: the fold's tokens are recorded for them. Absent in folds scheduled by runs from before it was passed. */
+  namespace?: { tenant: string; user: string };
   previous: SessionSummary;
   evicted: Turn[];
 }
@@ -39,7 +40,7 @@ function transcript(turns: Turn[]): string {
  * returns the merged summary. Output that does not parse is a retryable
  * failure: a malformed summary is never accepted.
  */
-export function createSummarizeActivity(deps: { openai: OpenAI; model: string }) {
+export function createSummarizeActivity(deps: ModelCallDeps & { model: string }) {
   return {
     async summarizeTurns(input: SummarizeInput): Promise<SessionSummary> {
       const system = [
@@ -51,38 +52,30 @@ export function createSummarizeActivity(deps: { openai: OpenAI; model: string })
         'Return JSON only.',
       ].join('\n');
       const user = `Previous summary (JSON):\n${JSON.stringify(input.previous)}\n\nPrevious summary as text:\n${renderSummary(input.previous) || '(empty)'}\n\nNew turns leaving the window:\n${transcript(input.evicted)}`;
-      let content: string | null | undefined;
-      try {
-        const res = await deps.openai.chat.completions.create(
-          {
-            model: deps.model,
-            messages: [
-              { role: 'system', content: system },
-              { role: 'user', content: user },
-            ],
-            response_format: { type: 'json_object' },
-            temperature: 0,
-          },
-          { headers: { 'x-session-id': input.sessionId }, maxRetries: 0 },
-        );
-        content = res.choices[0]?.message.content;
-      } catch (err) {
-        throw classifyModelError(err, deps.model, deps.openai.baseURL);
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(content ?? '');
-      } catch {
-        throw ApplicationFailure.retryable(`The summary is not JSON: ${String(content).slice(0, 200)}`, FailureType.ModelOutputInvalid);
-      }
-      const parsed = SessionSummary.safeParse(json);
-      if (!parsed.success) {
-        throw ApplicationFailure.retryable(
-          `The summary does not match the schema: ${z.prettifyError(parsed.error).slice(0, 500)}`,
-          FailureType.ModelOutputInvalid,
-        );
-      }
-      return parsed.data;
+      return completeJson(
+        deps,
+        { purpose: ModelPurpose.Summary, model: deps.model, temperature: 0, sessionId: input.sessionId, namespace: input.namespace },
+        [
+          { role: 'system', content: system },
+          { role: 'user', content: user },
+        ],
+        parseSummary,
+      );
     },
   };
+}
+
+/** The model's summary, or a retryable failure: a malformed summary is never accepted. */
+function parseSummary(content: string | null): SessionSummary {
+  let json: unknown;
+  try {
+    json = JSON.parse(content ?? '');
+  } catch {
+    throw ApplicationFailure.retryable(`The summary is not JSON: ${String(content).slice(0, 200)}`, FailureType.ModelOutputInvalid);
+  }
+  const parsed = SessionSummary.safeParse(json);
+  if (!parsed.success) {
+    throw ApplicationFailure.retryable(`The summary does not match the schema: ${z.prettifyError(parsed.error).slice(0, 500)}`, FailureType.ModelOutputInvalid);
+  }
+  return parsed.data;
 }

@@ -68,12 +68,13 @@ export const METRICS = {
   memoriesExpired: spec({ name: 'agent_memory_expired_total', kind: 'counter', capability: 'memory', help: 'Memories expired by the maintenance sweep', labels: [] }),
   citationChecks: spec({ name: 'agent_citation_checks_failed_total', kind: 'counter', capability: 'memory', help: 'Answers citing memory ids not recalled, by action (regenerated, removed)', labels: ['action'] }),
 
-  // Model
-  modelCalls: spec({ name: 'agent_model_calls_total', kind: 'counter', capability: 'model', help: 'Model call attempts by outcome (ok, error)', labels: ['outcome'] }),
-  modelErrors: spec({ name: 'agent_model_errors_total', kind: 'counter', capability: 'model', help: 'Failed model call attempts by failure class', labels: ['class'] }),
-  modelTtft: spec({ name: 'agent_model_time_to_first_token_seconds', kind: 'histogram', capability: 'model', help: 'Time to the first streamed token', labels: [], valueType: 'float', buckets: SECONDS }),
-  modelSeconds: spec({ name: 'agent_model_call_seconds', kind: 'histogram', capability: 'model', help: 'Model call latency, to the last token', labels: [], valueType: 'float', buckets: SECONDS }),
-  modelTokens: spec({ name: 'agent_model_tokens_total', kind: 'counter', capability: 'model', help: 'Tokens reported by the model (usage), by direction (input, output)', labels: ['direction'] }),
+  // Model (every chat model request, labelled by purpose: step, summary, extraction)
+  modelCalls: spec({ name: 'agent_model_calls_total', kind: 'counter', capability: 'model', help: 'Model calls (one scheduled call, its retries included) by purpose and how they ended (ok, error after the last attempt, cancelled)', labels: ['purpose', 'outcome'] }),
+  modelAttempts: spec({ name: 'agent_model_attempts_total', kind: 'counter', capability: 'model', help: 'Model call attempts (requests sent) by purpose and outcome (ok, error, cancelled)', labels: ['purpose', 'outcome'] }),
+  modelErrors: spec({ name: 'agent_model_errors_total', kind: 'counter', capability: 'model', help: 'Failed model call attempts by purpose and failure class', labels: ['purpose', 'class'] }),
+  modelTtft: spec({ name: 'agent_model_time_to_first_token_seconds', kind: 'histogram', capability: 'model', help: 'Time to the first streamed token, by purpose', labels: ['purpose'], valueType: 'float', buckets: SECONDS }),
+  modelSeconds: spec({ name: 'agent_model_call_seconds', kind: 'histogram', capability: 'model', help: 'Model call latency, to the last token, per successful attempt, by purpose', labels: ['purpose'], valueType: 'float', buckets: SECONDS }),
+  modelTokens: spec({ name: 'agent_model_tokens_total', kind: 'counter', capability: 'model', help: 'Tokens reported by the model (usage), by purpose and direction (input, output)', labels: ['purpose', 'direction'] }),
 } as const;
 
 export type MetricKey = keyof typeof METRICS;

@@ -230,7 +230,8 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
         retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
         summary: `fold ${turns.length} turns into the summary`,
       },
-      [{ sessionId: run.sessionId, previous: context.summary, evicted: turns }],
+      // Whose tokens the fold spends (usage, budgets); an added input field, so recorded folds still replay.
+      [{ sessionId: run.sessionId, namespace: { tenant: run.options.namespace.tenant, user: run.options.namespace.user }, previous: context.summary, evicted: turns }],
     );
     context.folded(turns, summary);
     counters.summariesFolded += 1;

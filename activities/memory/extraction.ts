@@ -1,6 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
-import type OpenAI from 'openai';
-import { classifyModelError } from '../model-errors';
+import { completeJson, ModelPurpose, type ModelCallDeps } from '../model-call';
 import { embedMemories, type Embedder } from './embedder';
 import { buildExtractionMessages, parseExtractionOutput } from './extraction-prompt';
 import type { ExtractMemoriesInput, ExtractionCounts } from './memory-activity-types';
@@ -11,9 +9,8 @@ import { MemoryDocError } from './memory-types';
 import { emptyRejectionCounts, gateCandidate, type GatedMemory } from './quality-gate';
 import { flattenTurns } from './transcript';
 
-export interface ExtractionDeps {
+export interface ExtractionDeps extends ModelCallDeps {
   repo: MemoryRepository;
-  openai: OpenAI;
   modelName: string;
   embedder: Embedder;
   config: MemoryConfig;
@@ -51,19 +48,14 @@ export async function runExtraction(deps: ExtractionDeps, input: ExtractMemories
 
   const known = await scope.list({ kinds: ['fact', 'preference', 'intent'], limit: 40 });
   run.heartbeat?.();
-  let content: string | null;
-  try {
-    const completion = await deps.openai.chat.completions.create(
-      { model: deps.modelName, messages: buildExtractionMessages(transcript, known.memories, firstNewIndex), response_format: { type: 'json_object' }, temperature: 0 },
-      { signal: run.signal, headers: { 'x-session-id': input.sessionId }, maxRetries: 0 },
-    );
-    content = completion.choices[0]?.message.content ?? null;
-  } catch (err) {
-    throw err instanceof ApplicationFailure ? err : classifyModelError(err, deps.modelName, deps.openai.baseURL);
-  }
+  const parsed = await completeJson(
+    deps,
+    { purpose: ModelPurpose.Extraction, model: deps.modelName, temperature: 0, sessionId: input.sessionId, namespace: input.namespace, ...(run.signal ? { signal: run.signal } : {}) },
+    buildExtractionMessages(transcript, known.memories, firstNewIndex),
+    parseExtractionOutput,
+  );
   run.heartbeat?.();
 
-  const parsed = parseExtractionOutput(content);
   counts.candidates = parsed.total;
   counts.rejected.malformed += parsed.malformed;
   const passed: Array<{ memory: GatedMemory; at: number }> = [];

@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from 'mongodb';
 import type OpenAI from 'openai';
 import { FailureType } from '../../workflows/failure-types';
+import type { UsageStore } from '../usage/usage-store';
 import { thresholdsFor, type Embedder } from './embedder';
 import { emptyExtractionCounts, runExtraction } from './extraction';
 import type {
@@ -33,6 +34,8 @@ export interface MemoryActivityDeps {
   embedder: Embedder;
   /** The chat model that extracts candidates. */
   modelName: string;
+  /** Where extraction's model calls record their tokens, per tenant, user and session. */
+  usage?: UsageStore;
   config: MemoryConfig;
   clock?: () => Date;
   /** Shared per worker; tests pass their own to observe or reset it. */
@@ -213,7 +216,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       scopeFor(repo, input.namespace);
       const ctx = asyncLocalStorage.getStore();
       const counts = await runExtraction(
-        { repo, openai: deps.openai, modelName: deps.modelName, embedder: deps.embedder, config: deps.config, clock, log },
+        { repo, openai: deps.openai, usage: deps.usage, modelName: deps.modelName, embedder: deps.embedder, config: deps.config, clock, log },
         input,
         { signal: ctx?.cancellationSignal, heartbeat: ctx ? () => ctx.heartbeat() : undefined },
       );

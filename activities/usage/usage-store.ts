@@ -39,6 +39,8 @@ export interface UsageEvent {
   user: string;
   sessionId: string;
   model: string;
+  /** What the call was for (step, summary, extraction); absent in records from before it was kept. */
+  purpose?: string;
   at: Date;
   inputTokens: number;
   outputTokens: number;
@@ -80,7 +82,7 @@ export class UsageStore {
   ) {}
 
   private get collection() {
-    return this.db.collection<{ _id: string; tenant: string; user: string; sessionId: string; model: string; at: Date; day: string; inputTokens: number; outputTokens: number }>(USAGE_COLLECTION);
+    return this.db.collection<{ _id: string; tenant: string; user: string; sessionId: string; model: string; purpose?: string; at: Date; day: string; inputTokens: number; outputTokens: number }>(USAGE_COLLECTION);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -120,7 +122,7 @@ export class UsageStore {
   /** Records one call; the same id again (a retried activity) changes nothing. */
   async record(e: UsageEvent): Promise<{ recorded: boolean }> {
     try {
-      await this.collection.insertOne({ _id: e.id, tenant: e.tenant, user: e.user, sessionId: e.sessionId, model: e.model, at: e.at, day: dayOf(e.at), inputTokens: e.inputTokens, outputTokens: e.outputTokens });
+      await this.collection.insertOne({ _id: e.id, tenant: e.tenant, user: e.user, sessionId: e.sessionId, model: e.model, ...(e.purpose ? { purpose: e.purpose } : {}), at: e.at, day: dayOf(e.at), inputTokens: e.inputTokens, outputTokens: e.outputTokens });
       return { recorded: true };
     } catch (err) {
       if (isDuplicateKey(err)) return { recorded: false };

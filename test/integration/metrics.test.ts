@@ -9,6 +9,11 @@ import { DAY, fact, userSource } from '../support/memory-fixtures';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
 import { scrape, total, type Family } from '../../api/prometheus-text';
 import { eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+import { checkBudget } from '../../activities/usage/budgets';
+import { USAGE_COLLECTION, UsageStore } from '../../activities/usage/usage-store';
+import type { ChatRequest } from '../../scripted-model';
+import { usageFor } from '../../scripted-model/chat-completion-body';
+import { isSummaryRequest } from '../support/scripted-summarizer';
 
 /*
  * The worker's Prometheus endpoint after one scripted session, parsed by a
@@ -91,12 +96,19 @@ it('counts turns, steps, tools, confirmations, model calls and tokens exactly, r
   expect(total(m, METRICS.stepsPerTurn.name, q, 'sum')).toBe(6);
   expect(total(m, METRICS.confirmations.name, { ...q, decision: 'approved', decided_by: 'user' })).toBe(1);
   expect(total(m, METRICS.confirmationWait.name, q, 'count')).toBe(1);
-  // Model: five answers, one failed attempt (the 500), the hung call interrupted (neither).
-  expect(total(m, METRICS.modelCalls.name, { ...q, outcome: 'ok' })).toBe(5);
-  expect(total(m, METRICS.modelCalls.name, { ...q, outcome: 'error' })).toBe(1);
-  expect(total(m, METRICS.modelErrors.name, { ...q, class: 'ModelUnavailable' })).toBe(1);
-  expect(total(m, METRICS.modelSeconds.name, q, 'count')).toBe(5);
-  expect(total(m, METRICS.modelTtft.name, q, 'count')).toBe(5);
+  // Model: six calls, all ReAct steps. Five answered, one of them on its retry after a 500 (two attempts, one call); the hung one was interrupted.
+  const step = { ...q, purpose: 'step' };
+  expect(total(m, METRICS.modelAttempts.name, { ...step, outcome: 'ok' })).toBe(5);
+  expect(total(m, METRICS.modelAttempts.name, { ...step, outcome: 'error' })).toBe(1);
+  expect(total(m, METRICS.modelAttempts.name, { ...step, outcome: 'cancelled' })).toBe(1);
+  expect(total(m, METRICS.modelAttempts.name, q)).toBe(7);
+  expect(total(m, METRICS.modelCalls.name, { ...step, outcome: 'ok' })).toBe(5);
+  expect(total(m, METRICS.modelCalls.name, { ...step, outcome: 'error' })).toBe(0);
+  expect(total(m, METRICS.modelCalls.name, { ...step, outcome: 'cancelled' })).toBe(1);
+  expect(total(m, METRICS.modelCalls.name, q)).toBe(6);
+  expect(total(m, METRICS.modelErrors.name, { ...step, class: 'ModelUnavailable' })).toBe(1);
+  expect(total(m, METRICS.modelSeconds.name, step, 'count')).toBe(5);
+  expect(total(m, METRICS.modelTtft.name, step, 'count')).toBe(5);
   // Seven requests reached the model: the 500, five answers, the hung one.
   expect(env.model.requestsFor(sessionId)).toHaveLength(7);
   // Tokens as the model reported them, call by call (the usage the worker also records per call).
@@ -278,3 +290,122 @@ it('counts a continue-as-new once', async () => {
   const q = { taskQueue: env.taskQueue };
   expect(total(after, METRICS.continuedAsNew.name, q) - total(before, METRICS.continuedAsNew.name, q)).toBe(1);
 }, 60_000);
+
+describe('model calls for every purpose', () => {
+  const q = () => ({ taskQueue: env.taskQueue });
+  const summaryValue = { userProfile: [], preferences: [], decisions: [], pendingConfirmations: [], unfinishedIntents: [], notes: ['folded'], optionLists: [] };
+  const isSummary = (req: unknown) => isSummaryRequest(req as ChatRequest);
+  const isExtraction = (req: unknown) => (req as { response_format?: unknown }).response_format !== undefined && !isSummary(req);
+  /** A session whose second turn pushes the first out of a one-turn window (a summary fold) and whose end runs memory extraction. */
+  const foldingSession = (tenant: string, sessionId: string) =>
+    sessionOptions(sessionId, { namespace: { tenant, user: 'ana' }, memory: { enabled: true, extractEveryTurns: 100 }, limits: { windowMaxTurns: 1 } });
+  const runTwoTurns = async (tenant: string, sessionId: string) => {
+    const agent = env.agent.as({ tenant, user: 'ana' });
+    await agent.ask(foldingSession(tenant, sessionId), { text: 'first question' });
+    await agent.ask(foldingSession(tenant, sessionId), { text: 'second question' });
+    await agent.end(sessionId);
+    await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+  };
+
+  it('summary and extraction calls are counted like steps, by purpose, with their tokens in the metrics and in usage for the session\'s owner; a call retried once is 2 attempts and 1 call', async () => {
+    const before = await scrape(env.metricsUrl);
+    const delta = (after: Map<string, Family>, name: string, where: Record<string, string>, field: 'value' | 'count' = 'value') =>
+      total(after, name, { ...q(), ...where }, field) - total(before, name, { ...q(), ...where }, field);
+    const tenant = uniqueId('tp');
+    const sessionId = uniqueId('metrics-purpose');
+    env.model.script(
+      [
+        { name: 'turn-1', respond: { kind: 'text', text: 'First answer.' } },
+        { name: 'turn-2', respond: { kind: 'text', text: 'Second answer.' } },
+        // The fold's first attempt fails with a 500; the activity's retry answers.
+        { name: 'summary-500', match: { where: isSummary }, respond: { kind: 'server_error' } },
+        { name: 'summary', match: { where: isSummary }, respond: { kind: 'json', value: summaryValue } },
+        { name: 'extraction', match: { where: isExtraction }, respond: { kind: 'json', value: { candidates: [] } } },
+      ],
+      { lane: sessionId },
+    );
+    await runTwoTurns(tenant, sessionId);
+    env.model.assertDone(sessionId);
+
+    // What the scripted model reported for each answer it gave, by step name.
+    const answers: Record<string, string> = { 'turn-1': 'First answer.', 'turn-2': 'Second answer.', summary: JSON.stringify(summaryValue), extraction: JSON.stringify({ candidates: [] }) };
+    const reported = new Map(
+      env.model
+        .requestsFor(sessionId)
+        .filter((r) => r.stepName !== undefined && r.stepName in answers)
+        .map((r) => [r.stepName!, usageFor(r.body as ChatRequest, { content: answers[r.stepName!]!, toolCalls: [] })]),
+    );
+    expect([...reported.keys()].sort()).toEqual(['extraction', 'summary', 'turn-1', 'turn-2']);
+    const tokensOf = (...steps: string[]) => ({
+      input: steps.reduce((n, s) => n + reported.get(s)!.prompt_tokens, 0),
+      output: steps.reduce((n, s) => n + reported.get(s)!.completion_tokens, 0),
+    });
+
+    let after = new Map<string, Family>();
+    await eventually(async () => {
+      after = await scrape(env.metricsUrl);
+      return delta(after, METRICS.modelCalls.name, { purpose: 'extraction' }) === 1;
+    }, 'the extraction call to be counted');
+    const counted = (purpose: string) => ({
+      attempts: { ok: delta(after, METRICS.modelAttempts.name, { purpose, outcome: 'ok' }), error: delta(after, METRICS.modelAttempts.name, { purpose, outcome: 'error' }) },
+      calls: { ok: delta(after, METRICS.modelCalls.name, { purpose, outcome: 'ok' }), error: delta(after, METRICS.modelCalls.name, { purpose, outcome: 'error' }) },
+      latencies: delta(after, METRICS.modelSeconds.name, { purpose }, 'count'),
+      tokens: { input: delta(after, METRICS.modelTokens.name, { purpose, direction: 'input' }), output: delta(after, METRICS.modelTokens.name, { purpose, direction: 'output' }) },
+    });
+    expect(counted('step')).toEqual({ attempts: { ok: 2, error: 0 }, calls: { ok: 2, error: 0 }, latencies: 2, tokens: tokensOf('turn-1', 'turn-2') });
+    expect(counted('summary')).toEqual({ attempts: { ok: 1, error: 1 }, calls: { ok: 1, error: 0 }, latencies: 1, tokens: tokensOf('summary') });
+    expect(counted('extraction')).toEqual({ attempts: { ok: 1, error: 0 }, calls: { ok: 1, error: 0 }, latencies: 1, tokens: tokensOf('extraction') });
+    expect(delta(after, METRICS.modelErrors.name, { purpose: 'summary', class: 'ModelUnavailable' })).toBe(1);
+    // Only a streamed answer has a first token.
+    expect(delta(after, METRICS.modelTtft.name, { purpose: 'summary' }, 'count') + delta(after, METRICS.modelTtft.name, { purpose: 'extraction' }, 'count')).toBe(0);
+
+    // Usage: one record per scheduled call (the retried fold once), for the session's owner, with the model's own figures.
+    const usage = await env.db
+      .collection<{ tenant: string; user: string; purpose: string; inputTokens: number; outputTokens: number }>(USAGE_COLLECTION)
+      .find({ sessionId }, { projection: { _id: 0, tenant: 1, user: 1, purpose: 1, inputTokens: 1, outputTokens: 1 } })
+      .toArray();
+    const row = (purpose: string, step: string) => ({ tenant, user: 'ana', purpose, inputTokens: reported.get(step)!.prompt_tokens, outputTokens: reported.get(step)!.completion_tokens });
+    const byPurpose = (a: { purpose: string; inputTokens: number }, b: { purpose: string; inputTokens: number }) => a.purpose.localeCompare(b.purpose) || a.inputTokens - b.inputTokens;
+    expect(usage.sort(byPurpose)).toEqual([row('extraction', 'extraction'), row('step', 'turn-1'), row('step', 'turn-2'), row('summary', 'summary')].sort(byPurpose));
+    const all = tokensOf('turn-1', 'turn-2', 'summary', 'extraction');
+    const read = await env.agent.as({ tenant, user: 'ana' }).getUsage({ tenant, user: 'ana', sessionId });
+    expect(read.total).toMatchObject({ inputTokens: all.input, outputTokens: all.output, calls: 4 });
+    // Budgets read the same records: the summary's and the extraction's tokens are spent from the day's allowance.
+    const budgets = { tenants: {}, users: { [`${tenant}/ana`]: { tokensPerDay: 1_000_000 } } };
+    const allowance = await checkBudget({ tenant, user: 'ana', model: 'scripted' }, budgets, new UsageStore(env.db), { prices: {}, currency: 'USD' });
+    expect(allowance?.tokens).toBe(1_000_000 - all.input - all.output);
+  }, 90_000);
+
+  it('a call that fails on every attempt is one failed call: each attempt and its class counted, no usage recorded', async () => {
+    const before = await scrape(env.metricsUrl);
+    const delta = (after: Map<string, Family>, name: string, where: Record<string, string>) => total(after, name, { ...q(), ...where }) - total(before, name, { ...q(), ...where });
+    const tenant = uniqueId('tp');
+    const sessionId = uniqueId('metrics-fold-fails');
+    env.model.script(
+      [
+        { respond: { kind: 'text', text: 'First answer.' } },
+        { respond: { kind: 'text', text: 'Second answer.' } },
+        // summarizeTurns is tried three times; each gets a 500, so the fold fails and the turns stay raw.
+        ...[1, 2, 3].map(() => ({ match: { where: isSummary }, respond: { kind: 'server_error' as const } })),
+        { match: { where: isExtraction }, respond: { kind: 'json', value: { candidates: [] } } },
+      ],
+      { lane: sessionId },
+    );
+    await runTwoTurns(tenant, sessionId);
+    env.model.assertDone(sessionId);
+
+    let after = new Map<string, Family>();
+    await eventually(async () => {
+      after = await scrape(env.metricsUrl);
+      return delta(after, METRICS.modelCalls.name, { purpose: 'extraction' }) === 1;
+    }, 'the extraction call to be counted');
+    expect(delta(after, METRICS.modelAttempts.name, { purpose: 'summary', outcome: 'error' })).toBe(3);
+    expect(delta(after, METRICS.modelAttempts.name, { purpose: 'summary', outcome: 'ok' })).toBe(0);
+    expect(delta(after, METRICS.modelCalls.name, { purpose: 'summary', outcome: 'error' })).toBe(1);
+    expect(delta(after, METRICS.modelCalls.name, { purpose: 'summary', outcome: 'ok' })).toBe(0);
+    expect(delta(after, METRICS.modelErrors.name, { purpose: 'summary', class: 'ModelUnavailable' })).toBe(3);
+    expect(delta(after, METRICS.summaryFolds.name, { result: 'failed' })).toBe(1);
+    const usage = await env.db.collection<{ purpose: string }>(USAGE_COLLECTION).find({ sessionId }).toArray();
+    expect(usage.map((u) => u.purpose).sort()).toEqual(['extraction', 'step', 'step']);
+  }, 90_000);
+});
