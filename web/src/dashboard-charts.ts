@@ -118,7 +118,6 @@ export const DASHBOARD: readonly DashboardSection[] = [
     heading: 'Model',
     charts: [
       { title: 'Model calls per minute', unit: '/min', plots: [rate('agent_model_calls_total', { by: ['outcome'] })] },
-      { title: 'Model attempts per minute (retries included)', unit: '/min', plots: [rate('agent_model_attempts_total', { by: ['outcome'] })] },
       { title: 'Model calls per minute by purpose', unit: '/min', plots: [rate('agent_model_calls_total', { by: ['purpose'] })] },
       { title: 'Model attempts per minute by outcome', unit: '/min', plots: [rate('agent_model_attempts_total', { by: ['outcome'] })] },
       { title: 'Model attempts per call (retries show above 1)', unit: '', digits: 2, plots: [{ kind: 'ratio', top: 'agent_model_attempts_total', bottom: 'agent_model_calls_total', name: 'attempts per call' }] },
