@@ -434,6 +434,7 @@ describe('web console', () => {
       'Expired memories swept per minute',
       'Citation checks failed per minute by action',
       'Model calls per minute',
+      'Model attempts per minute by outcome',
       'Model errors per minute by class',
       'Tokens per minute',
     ];
