@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { LIST_CURSOR_PATTERN } from '../activities/memory/memory-docs';
+import { AuditAction, AuditActor } from '../activities/memory/memory-types';
 import { Problem } from './problem';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionOptions, TurnResult } from '../workflows/session-types';
 
@@ -242,17 +243,64 @@ export const listMemoriesRoute = createRoute({
   },
 });
 
+const MemoryIdParams = UserParams.extend({ memoryId: z.string().regex(/^mem_[0-9a-f]{6,64}$/).openapi({ param: { name: 'memoryId', in: 'path' }, example: 'mem_1a2b3c4d' }) });
+
 export const deleteMemoryRoute = createRoute({
   method: 'delete',
   path: '/v1/users/{tenant}/{user}/memories/{memoryId}',
   summary: 'Delete one memory (the audit trail keeps what it was)',
   security,
   request: {
-    params: UserParams.extend({ memoryId: z.string().regex(/^mem_[0-9a-f]{6,64}$/).openapi({ param: { name: 'memoryId', in: 'path' }, example: 'mem_1a2b3c4d' }) }),
+    params: MemoryIdParams,
     body: { required: false, content: { 'application/json': { schema: ReasonBody } } },
   },
   responses: {
     200: { description: 'Deleted (the memory as it was)', content: { 'application/json': { schema: z.object({ deleted: z.literal(true), memory: MemoryItem.optional() }) } } },
+    ...problemResponses(401, 403, 404, 422, 429, 503, 504),
+  },
+});
+
+const MemorySnapshotItem = z
+  .object({
+    kind: z.enum(['fact', 'preference', 'intent']),
+    status: MemoryStatus,
+    text: z.string().describe('Empty once the entry is purged after the audit retention'),
+    key: z.string().optional(),
+    value: z.string().optional(),
+    statement: z.string().optional(),
+    polarity: z.enum(['prefers', 'avoids']).optional(),
+    topic: z.string().optional(),
+    weight: z.number().optional(),
+    expiresAt: z.string(),
+    updatedAt: z.string(),
+    supersededBy: z.string().optional(),
+  })
+  .openapi('MemorySnapshot');
+
+export const MemoryAuditItem = z
+  .object({
+    version: z.number().int(),
+    action: AuditAction,
+    reason: z.string(),
+    at: z.string(),
+    actor: AuditActor.describe('Who or what made the change: `user` or `admin` with their principal for a deletion through the API or the client'),
+    before: MemorySnapshotItem.nullable(),
+    after: MemorySnapshotItem,
+    purgedAt: z.string().optional(),
+  })
+  .openapi('MemoryAuditEntry');
+
+export const memoryAuditRoute = createRoute({
+  method: 'get',
+  path: '/v1/users/{tenant}/{user}/memories/{memoryId}/audit',
+  summary: 'One memory\'s audit trail, oldest first: each change with its action, reason, who made it, when, and the memory before and after (that user, or an admin of the tenant)',
+  security,
+  request: { params: MemoryIdParams },
+  responses: {
+    200: {
+      description: 'The audit trail',
+      content: { 'application/json': { schema: z.object({ memoryId: z.string(), entries: z.array(MemoryAuditItem), malformed: z.number().int() }).openapi('MemoryAudit') } },
+    },
     ...problemResponses(401, 403, 404, 422, 429, 503, 504),
   },
 });

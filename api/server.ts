@@ -14,7 +14,7 @@ import { EventHub } from './event-hub';
 import { ApiMetrics } from './metrics';
 import type { MetricsHistory } from './metrics-history';
 import { ProblemError, problemFor, sendProblem } from './problem';
-import { approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, usageRoute, deleteMemoryRoute, listMemoriesRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
+import { approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, usageRoute, deleteMemoryRoute, listMemoriesRoute, memoryAuditRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
 import { SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
 import { workflowIdFor } from '../workflows/messages';
 
@@ -351,6 +351,13 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     const result = await agentFor(c).deleteMemory({ namespace: { tenant, user }, memoryId, ...(reason ? { reason } : {}) });
     if (!result.deleted) throw new ProblemError(404, 'MemoryNotFound', `No active memory ${memoryId} for ${tenant}/${user}.`);
     return c.json({ deleted: true as const, ...(result.memory ? { memory: result.memory } : {}) }, 200);
+  });
+
+  app.openapi(memoryAuditRoute, async (c) => {
+    const { tenant, user, memoryId } = c.req.valid('param');
+    const result = await agentFor(c).memoryAudit({ namespace: { tenant, user }, memoryId });
+    if (result.entries.length === 0 && result.malformed === 0) throw new ProblemError(404, 'MemoryNotFound', `No memory ${memoryId} for ${tenant}/${user}.`);
+    return c.json({ memoryId, entries: result.entries, malformed: result.malformed }, 200);
   });
 
   app.openapi(meRoute, (c) => {

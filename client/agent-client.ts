@@ -13,7 +13,7 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { agentSession } from '../workflows/agent-session';
-import type { deleteUserMemory, listUserMemories } from '../workflows/maintenance';
+import type { deleteUserMemory, listUserMemories, readUserMemoryAudit } from '../workflows/maintenance';
 import type { readSessionArchive } from '../workflows/archived-events';
 import type { ReadUsageInput, readUsage } from '../workflows/usage';
 import type { UsageSummary } from '../activities/usage/usage-store';
@@ -26,6 +26,8 @@ import type {
   DeleteMemoryResult,
   ListMemoriesInput,
   ListMemoriesResult,
+  MemoryAuditInput,
+  MemoryAuditResult,
 } from '../activities/memory/memory-activity-types';
 import { AgentEvent } from '../workflows/events';
 import { SessionPendingApprovalsKey, SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
@@ -594,6 +596,22 @@ export class AgentClient {
         taskQueue: this.taskQueue,
         workflowId: `memories-delete-${input.memoryId}-${randomUUID()}`,
         args: [{ ...input, namespace, principal }],
+      }),
+    );
+  }
+
+  /** One memory's audit trail, oldest first: each change with its reason, who made it and when (a deletion names who deleted it). */
+  async memoryAudit(input: MemoryAuditInput): Promise<MemoryAuditResult> {
+    const namespace = parseOr(UserNamespace, input.namespace, 'namespace');
+    const principal = this.memoryPrincipal(namespace, 'memoryAudit');
+    if (!/^mem_[0-9a-f]{6,64}$/.test(input.memoryId)) {
+      throw new SessionValidationError(`Invalid memoryId "${input.memoryId}": expected "mem_" followed by hex digits, as listMemories returns.`);
+    }
+    return this.deadline.watched(`memoryAudit ${input.memoryId}`, () =>
+      this.client.workflow.execute<typeof readUserMemoryAudit>('readUserMemoryAudit', {
+        taskQueue: this.taskQueue,
+        workflowId: `memories-audit-${input.memoryId}-${randomUUID()}`,
+        args: [{ memoryId: input.memoryId, namespace, principal }],
       }),
     );
   }

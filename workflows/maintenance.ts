@@ -7,13 +7,15 @@ import type {
   ListMemoriesInput,
   ListMemoriesResult,
   MemoryActivities,
+  MemoryAuditInput,
+  MemoryAuditResult,
 } from '../activities/memory/memory-activity-types';
 
 const { expireArchives } = proxyActivities<SessionActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { maximumAttempts: 5, initialInterval: '5 seconds' },
 });
-const { sweepExpiredMemories, listMemories, deleteMemory } = proxyActivities<MemoryActivities>({
+const { sweepExpiredMemories, listMemories, deleteMemory, memoryAuditTrail } = proxyActivities<MemoryActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { maximumAttempts: 5, initialInterval: '1 second' },
 });
@@ -46,22 +48,31 @@ export async function listUserMemories(input: ListMemoriesInput & { principal?: 
   return listMemories(request);
 }
 
-/** Deletes one of a user's memories (audited), for the client. */
+/** Deletes one of a user's memories (audited, with who deleted it), for the client. */
 export async function deleteUserMemory(input: DeleteMemoryInput & { principal?: Principal }): Promise<DeleteMemoryResult> {
   const { principal, ...request } = input;
-  checkMemoryAccess(principal, request.namespace, 'delete');
-  return deleteMemory(request);
+  const caller = checkMemoryAccess(principal, request.namespace, 'delete');
+  // One more optional field in the same activity call: histories recorded before it replay unchanged.
+  return deleteMemory({ ...request, deletedBy: { tenant: caller.tenant, user: caller.user } });
+}
+
+/** One memory's audit trail (what changed, why, by whom), for the client; the same access as listing. */
+export async function readUserMemoryAudit(input: MemoryAuditInput & { principal?: Principal }): Promise<MemoryAuditResult> {
+  const { principal, ...request } = input;
+  checkMemoryAccess(principal, request.namespace, 'read the audit trail of');
+  return memoryAuditTrail(request);
 }
 
 /**
  * A user's memories are theirs: only that user, or an admin of their tenant,
- * may list or delete them. The run fails with `NotAuthorized` before any
- * activity is scheduled; the message echoes only what the caller sent.
+ * may list them, read their audit trail or delete them. Returns the caller's
+ * principal; otherwise the run fails with `NotAuthorized` before any activity
+ * is scheduled, and the message echoes only what the caller sent.
  */
-export function checkMemoryAccess(raw: unknown, namespace: { tenant: string; user: string }, action: 'list' | 'delete'): void {
+export function checkMemoryAccess(raw: unknown, namespace: { tenant: string; user: string }, action: 'list' | 'delete' | 'read the audit trail of'): Principal {
   const parsed = Principal.safeParse(raw);
   if (!parsed.success) throw notAuthorized(`Not authorized: a principal ({ tenant, user }) is required to ${action} memories; only their user or an admin of their tenant may.`);
   const p = parsed.data;
-  if ((p.tenant === namespace.tenant && p.user === namespace.user) || hasTenantRole(namespace.tenant, p, 'admin')) return;
+  if ((p.tenant === namespace.tenant && p.user === namespace.user) || hasTenantRole(namespace.tenant, p, 'admin')) return p;
   throw notAuthorized(`Not authorized: ${p.tenant}/${p.user} may not ${action} memories of ${namespace.tenant}/${namespace.user}; only that user or an admin of that tenant may.`);
 }

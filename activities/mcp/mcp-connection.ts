@@ -153,7 +153,16 @@ export class McpConnection {
   async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<CallToolResult> {
     const started = Date.now();
     const remaining = () => Math.max(1, options.timeoutMs - (Date.now() - started));
-    let client = await this.readyClient(Math.min(this.options.connectTimeoutMs, options.timeoutMs / 2), options.signal);
+    // A call the server is not there to take (down, or waiting for authorization) is an error of its class too.
+    const ready = async (timeoutMs: number) => {
+      try {
+        return await this.readyClient(timeoutMs, options.signal);
+      } catch (err) {
+        this.metrics.call('error', errorClassOf(err, options.signal));
+        throw err;
+      }
+    };
+    let client = await ready(Math.min(this.options.connectTimeoutMs, options.timeoutMs / 2));
     // Our own progress token, not the SDK's onprogress: see mcp-progress-routing.ts.
     const progress = options.onprogress ? this.progress.register(options.onprogress) : undefined;
     const meta = progress ? { _meta: { progressToken: progress.token } } : {};
@@ -169,7 +178,7 @@ export class McpConnection {
       if (options.signal.aborted) throw err;
       if (isSessionNotFound(err)) {
         await this.reinitialize(client, 'the server no longer knows our HTTP session (404)');
-        client = await this.readyClient(remaining(), options.signal);
+        client = await ready(remaining());
         return await call(client);
       }
       if (this.oauth?.awaitingAuthorization) {

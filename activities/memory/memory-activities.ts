@@ -15,15 +15,17 @@ import type {
   ListMemoriesInput,
   ListMemoriesResult,
   MemoryActivities,
+  MemoryAuditInput,
+  MemoryAuditResult,
   RecallMemoriesInput,
   RecallMemoriesResult,
   SweepExpiredMemoriesInput,
 } from './memory-activity-types';
 import { auditRetentionMs, type MemoryConfig } from './memory-config';
 import { activityLog, type MemoryLog } from './memory-log';
-import { listCursorOf, listPositionOf } from './memory-docs';
+import { auditViewOf, listCursorOf, listPositionOf } from './memory-docs';
 import { MemoryRepository, viewOf, type ScopedMemories } from './memory-repository';
-import { MemoryId, MemoryNamespace, type MemoryDocError } from './memory-types';
+import { MemoryId, MemoryNamespace, type AuditActor, type MemoryDocError } from './memory-types';
 import { formatRecallRegion, queryScorer, recallTiers, type RecallPolicy, type ScoredMemory } from './recall';
 import { RecallCache } from './recall-cache';
 import { isUnsupportedSearch, mapVectorHits, vectorSearchLimits, type VectorSearchProbe } from './vector-search';
@@ -55,6 +57,18 @@ function scopeFor(repo: MemoryRepository, namespace: unknown): ScopedMemories {
 }
 
 const PURGE_BUDGET_MS = 120_000;
+
+/**
+ * Who a deletion is recorded as: the user, or an admin of the tenant (the
+ * workflow checked that the principal is one of them). Callers from before
+ * the principal was passed are recorded as the user, as they always were.
+ */
+function deleterOf(input: DeleteMemoryInput): AuditActor {
+  const by = input.deletedBy;
+  if (!by) return { by: 'user' };
+  const own = by.tenant === input.namespace.tenant && by.user === input.namespace.user;
+  return { by: own ? 'user' : 'admin', principal: { tenant: by.tenant, user: by.user } };
+}
 
 /** The memory activities, built from injected dependencies. */
 export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActivities {
@@ -259,8 +273,18 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
     async deleteMemory(input: DeleteMemoryInput): Promise<DeleteMemoryResult> {
       const scope = scopeFor(repo, input.namespace);
       if (!MemoryId.safeParse(input.memoryId).success) return { deleted: false };
-      const before = await scope.delete(input.memoryId, input.reason ?? 'deleted by the user', { actor: { by: 'user' }, now: clock() });
+      const actor = deleterOf(input);
+      const before = await scope.delete(input.memoryId, input.reason ?? `deleted by ${actor.by === 'admin' ? 'an admin' : 'the user'}`, { actor, now: clock() });
       return before ? { deleted: true, memory: viewOf(before) } : { deleted: false };
+    },
+
+    /** One memory's audit trail, oldest first; another namespace's id reads nothing. */
+    async memoryAuditTrail(input: MemoryAuditInput): Promise<MemoryAuditResult> {
+      const scope = scopeFor(repo, input.namespace);
+      if (!MemoryId.safeParse(input.memoryId).success) return { entries: [], malformed: 0 };
+      const { entries, malformed } = await scope.readAudit(input.memoryId);
+      if (malformed.length > 0) log.warn('malformed memory audit entries left out of the trail', { errors: malformed.slice(0, 10).map((e) => e.message) });
+      return { entries: entries.map(auditViewOf), malformed: malformed.length };
     },
   };
 }

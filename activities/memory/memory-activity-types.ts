@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../../workflows/chat-message';
 import type { UserNamespace } from '../../workflows/session-types';
+import type { AuditAction, AuditActor } from './memory-types';
 import type { RejectionCounts } from './quality-gate';
 
 /**
@@ -137,12 +138,57 @@ export interface DeleteMemoryInput {
   /** Full id (`mem_...`). */
   memoryId: string;
   reason?: string;
+  /** Who deletes (the caller's principal, already checked): the audit says the user or an admin, and who. */
+  deletedBy?: { tenant: string; user: string };
 }
 
 export interface DeleteMemoryResult {
   deleted: boolean;
   /** The memory as it was, when it existed in this namespace. */
   memory?: MemoryView;
+}
+
+export interface MemoryAuditInput {
+  namespace: UserNamespace;
+  /** Full id (`mem_...`). */
+  memoryId: string;
+}
+
+/** What a memory held before or after one change (texts empty once purged after the audit retention). */
+export interface MemorySnapshotView {
+  kind: MemoryKindName;
+  status: MemoryView['status'];
+  text: string;
+  key?: string;
+  value?: string;
+  statement?: string;
+  polarity?: 'prefers' | 'avoids';
+  topic?: string;
+  weight?: number;
+  expiresAt: string;
+  updatedAt: string;
+  supersededBy?: string;
+}
+
+/** One change of a memory, as its audit trail records it. */
+export interface MemoryAuditEntry {
+  version: number;
+  action: AuditAction;
+  reason: string;
+  at: string;
+  /** Who or what made the change; `principal` names the person for deletions through the client or the API. */
+  actor: AuditActor;
+  before: MemorySnapshotView | null;
+  after: MemorySnapshotView;
+  /** Set when the entry's texts and reason were removed after the audit retention. */
+  purgedAt?: string;
+}
+
+export interface MemoryAuditResult {
+  /** Oldest first (by version); empty when the namespace has no memory of that id. */
+  entries: MemoryAuditEntry[];
+  /** Stored entries that failed to parse and were left out (their ids are in the worker log). */
+  malformed: number;
 }
 
 /** The memory activities, by name, for `proxyActivities<MemoryActivities>()`. */
@@ -153,4 +199,5 @@ export interface MemoryActivities {
   sweepExpiredMemories(input: SweepExpiredMemoriesInput): Promise<{ expired: number; purged?: number; auditsScrubbed?: number }>;
   listMemories(input: ListMemoriesInput): Promise<ListMemoriesResult>;
   deleteMemory(input: DeleteMemoryInput): Promise<DeleteMemoryResult>;
+  memoryAuditTrail(input: MemoryAuditInput): Promise<MemoryAuditResult>;
 }

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { MemoryView } from './memory-activity-types';
+import type { MemoryAuditEntry, MemorySnapshotView, MemoryView } from './memory-activity-types';
 import { sourceKeyOf } from './memory-identity';
 import {
   AuditDoc,
@@ -8,6 +8,7 @@ import {
   snapshotOf,
   type MemoryChange,
   type MemoryNamespace,
+  type MemorySnapshot,
   type MemorySource,
   type PreferencePolarity,
 } from './memory-types';
@@ -152,6 +153,25 @@ export function viewOf(doc: MemoryDoc): MemoryView {
     case 'intent':
       return { ...base, statement: doc.statement };
   }
+}
+
+function snapshotViewOf(snapshot: MemorySnapshot): MemorySnapshotView {
+  const { expiresAt, updatedAt, ...rest } = snapshot;
+  return { ...rest, expiresAt: expiresAt.toISOString(), updatedAt: updatedAt.toISOString() };
+}
+
+/** One audit entry as the client reads it: what changed, why, by whom, when. */
+export function auditViewOf(entry: AuditDoc): MemoryAuditEntry {
+  return {
+    version: entry.version,
+    action: entry.action,
+    reason: entry.reason,
+    at: entry.at.toISOString(),
+    actor: entry.actor,
+    before: entry.before ? snapshotViewOf(entry.before) : null,
+    after: snapshotViewOf(entry.after),
+    ...(entry.purgedAt ? { purgedAt: entry.purgedAt.toISOString() } : {}),
+  };
 }
 
 /** Where a page of a memory list ended: the next page starts after this memory, in the list's order (newest first). */

@@ -253,6 +253,26 @@ export class ScopedMemories {
     return raws.map(parseAudit);
   }
 
+  /**
+   * One memory's audit trail for people to read, oldest first: entries that
+   * do not parse are returned apart, and a version still being written (its
+   * claim holds the pending document) is left out until it is.
+   */
+  async readAudit(memoryId: string, limit = 1000): Promise<{ entries: AuditDoc[]; malformed: MemoryDocError[] }> {
+    const raws = await this.collections.audits.find({ ns: this.nsKey, memoryId, pending: { $exists: false } }).sort({ version: 1 }).limit(limit).toArray();
+    const entries: AuditDoc[] = [];
+    const malformed: MemoryDocError[] = [];
+    for (const raw of raws) {
+      try {
+        entries.push(parseAudit(raw));
+      } catch (err) {
+        if (!(err instanceof MemoryDocError)) throw err;
+        malformed.push(err);
+      }
+    }
+    return { entries, malformed };
+  }
+
   private parseAll(raws: unknown[]): { memories: MemoryDoc[]; malformed: MemoryDocError[] } {
     const memories: MemoryDoc[] = [];
     const malformed: MemoryDocError[] = [];

@@ -169,8 +169,10 @@ export const AuditAction = z.enum(['create', 'overwrite', 'reinforce', 'supersed
 export type AuditAction = z.infer<typeof AuditAction>;
 
 export const AuditActor = z.object({
-  /** `maintenance`: a job run by an operator (re-embedding). */
-  by: z.enum(['extraction', 'user', 'tool', 'sweep', 'import', 'maintenance']),
+  /** `maintenance`: a job run by an operator (re-embedding). `admin`: an admin of the tenant acting on another user's memories. */
+  by: z.enum(['extraction', 'user', 'admin', 'tool', 'sweep', 'import', 'maintenance']),
+  /** Who asked, for a person's action through the client or the API (absent from entries written before it was recorded). */
+  principal: z.object({ tenant: z.string(), user: z.string() }).optional(),
   sessionId: z.string().optional(),
   turnId: z.string().optional(),
   toolCallId: z.string().optional(),

@@ -121,6 +121,7 @@ describe('HTTP API', () => {
       '/v1/usage',
       '/v1/users/{tenant}/{user}/memories',
       '/v1/users/{tenant}/{user}/memories/{memoryId}',
+      '/v1/users/{tenant}/{user}/memories/{memoryId}/audit',
     ]);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(JSON.stringify(doc.components.schemas.PostMessage)).toContain('"text"');
@@ -547,6 +548,61 @@ describe('HTTP API', () => {
     const trail = (await (await at(`/v1/users/acme/${user}/memories?status=deleted`)).json()) as List;
     expect(trail.memories.map((m) => [m.id, m.status])).toEqual([[target.id, 'deleted']]);
     expect((await at(`/v1/users/acme/${user}/memories/not-an-id`, { method: 'DELETE' })).status).toBe(422);
+  });
+
+  it('a memory\'s audit trail is read over HTTP (its user or a tenant admin; others 403): each change with reason, actor, before and after; a deletion names who deleted it, user or admin', async () => {
+    const user = uniqueId('memaudit');
+    const now = new Date();
+    const repo = new MemoryRepository(env.db);
+    await repo.ensureIndexes();
+    const scoped = repo.forNamespace({ tenant: 'acme', user });
+    const common = { source: userSource('s-1', 'turn-1'), statedAt: now, expiresAt: new Date(now.getTime() + 30 * DAY) };
+    const city = await scoped.writeFact(fact('home city', 'Lisbon', common), { actor: { by: 'import' }, now });
+    const team = await scoped.writeFact(fact('team', 'platform', common), { actor: { by: 'import' }, now });
+    const { token, entry } = mintToken({ tenant: 'acme', user });
+    const server = await listen(createApi({ agent: env.agent, tokens: new TokenBook([entry, book.lookup(tokens.admin)!, book.lookup(tokens.ana)!]) }).app, 0);
+    closers.push(server.close);
+    const at = (method: string, path: string, who: string, body?: unknown) =>
+      fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${who}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const memories = `/v1/users/acme/${user}/memories`;
+    type Trail = { memoryId: string; entries: Array<{ version: number; action: string; reason: string; at: string; actor: Record<string, unknown>; before: { status: string; text: string } | null; after: { status: string; text: string } }> };
+
+    expect((await at('DELETE', `${memories}/${city.memoryId}`, token, { reason: 'moved to Porto' })).status).toBe(200);
+    expect((await at('DELETE', `${memories}/${team.memoryId}`, tokens.admin)).status).toBe(200);
+
+    const res = await at('GET', `${memories}/${city.memoryId}/audit`, token);
+    expect(res.status).toBe(200);
+    const own = (await res.json()) as Trail;
+    expect(own.memoryId).toBe(city.memoryId);
+    expect(own.entries.map((e) => [e.version, e.action])).toEqual([
+      [1, 'create'],
+      [2, 'delete'],
+    ]);
+    expect(own.entries[0]).toMatchObject({ actor: { by: 'import' }, before: null, after: { status: 'active', text: "The user's home city is Lisbon." } });
+    expect(own.entries[1]).toMatchObject({
+      reason: 'moved to Porto',
+      actor: { by: 'user', principal: { tenant: 'acme', user } },
+      before: { status: 'active', text: "The user's home city is Lisbon." },
+      after: { status: 'deleted' },
+    });
+    expect(Date.parse(own.entries[1]!.at)).toBeGreaterThanOrEqual(Date.parse(own.entries[0]!.at));
+    // An admin's deletion is recorded as the admin's, with their principal; the admin reads it too.
+    const byAdmin = (await (await at('GET', `${memories}/${team.memoryId}/audit`, tokens.admin)).json()) as Trail;
+    expect(byAdmin.entries.at(-1)).toMatchObject({ action: 'delete', reason: 'deleted by an admin', actor: { by: 'admin', principal: { tenant: 'acme', user: 'root' } } });
+    // The same access as the list: a colleague and another tenant are refused; an unknown id is 404, a malformed one 422.
+    for (const who of [tokens.ana, tokens.eve]) {
+      const refused = await (who === tokens.eve ? call('GET', `${memories}/${city.memoryId}/audit`, who) : at('GET', `${memories}/${city.memoryId}/audit`, who));
+      expect(refused.status).toBe(403);
+      expect(JSON.stringify(await problem(refused))).not.toContain('Lisbon');
+    }
+    const unknown = await at('GET', `${memories}/mem_${'0'.repeat(24)}/audit`, token);
+    expect(unknown.status).toBe(404);
+    expect(await problem(unknown)).toMatchObject({ failureType: 'MemoryNotFound' });
+    expect((await at('GET', `${memories}/not-an-id/audit`, token)).status).toBe(422);
+    // Another user's id under one's own path reads nothing of theirs.
+    const otherUser = repo.forNamespace({ tenant: 'acme', user: `${user}-other` });
+    const theirs = await otherUser.writeFact(fact('secret', 'kept', common), { actor: { by: 'import' }, now });
+    expect((await at('GET', `${memories}/${theirs.memoryId}/audit`, token)).status).toBe(404);
   });
 
   it('memory search looks through all of a user\'s memories in the database, before the limit, with the query taken literally, and pages with next', async () => {

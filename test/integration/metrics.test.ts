@@ -210,8 +210,27 @@ it('counts an MCP server\'s connects, disconnects, reconnect time, uptime, catal
     expect(total(m, METRICS.mcpRefreshes.name, { ...s, reason: 'requested', changed: 'false' })).toBe(1);
     expect(total(m, METRICS.mcpCalls.name, { ...s, outcome: 'ok' })).toBe(2);
     expect(total(m, METRICS.mcpCalls.name, { ...s, outcome: 'error' })).toBe(0);
+    expect(total(m, METRICS.mcpErrors.name, s)).toBe(0);
   } finally {
     await connection.close();
+  }
+  // A server that is not there: each call refused for it is an error of class `unavailable`.
+  const down = new McpConnection(parseMcpConfig({ mcpServers: { [`${name}_down`]: { command: process.execPath, args: ['-e', 'process.exit(3)'] } } }, { env: {} }).servers[0]!, {
+    connectTimeoutMs: 2_000,
+    refreshIntervalMs: 600_000,
+    logger: recordingLogger(),
+    reconnect: { initialDelayMs: 60_000, maxDelayMs: 60_000 },
+  });
+  try {
+    expect(await down.start()).toBe(false);
+    for (let i = 0; i < 2; i++) await expect(down.callTool('grow', {}, { signal: new AbortController().signal, timeoutMs: 400 })).rejects.toThrow(/unavailable|not connected|could not connect/i);
+    const d = { server: `${name}_down` };
+    const m = await scrape(env.metricsUrl);
+    expect(total(m, METRICS.mcpCalls.name, { ...d, outcome: 'error' })).toBe(2);
+    expect(total(m, METRICS.mcpErrors.name, { ...d, class: 'unavailable' })).toBe(2);
+    expect(total(m, METRICS.mcpConnected.name, d)).toBe(0);
+  } finally {
+    await down.close();
   }
   const after = await scrape(env.metricsUrl);
   expect(total(after, METRICS.mcpConnected.name, { server: name })).toBe(0);

@@ -401,6 +401,15 @@ describe('web console', () => {
     await ana.locator('::-p-aria([name="deleted"][role="checkbox"])').click();
     await waitForText(ana, "The user's home city is Lisbon.");
     expect(await textOf(ana)).toMatch(/Status\s*deleted/);
+    // Its audit trail says who deleted it, when and why.
+    const deletedCard = await ana.waitForSelector(`::-p-aria([name="Memory ${listed.memories[0]!.id}"][role="article"])`);
+    await (await deletedCard!.waitForSelector(button('Show audit trail')))!.click();
+    const trailJs = `(() => { const s = document.querySelector(${js(`section[aria-label="Audit trail of memory ${listed.memories[0]!.id}"]`)}); return s && !s.hidden ? s.innerText : ''; })()`;
+    await ana.waitForFunction(`${trailJs}.includes('Reason: moved to Porto')`, { polling: POLL_MS });
+    const trailText = (await ana.evaluate(trailJs)) as string;
+    expect(trailText).toMatch(/v1 create.*by an import/);
+    expect(trailText).toMatch(/v2 delete.*by the user acme\/ana/);
+    await screenshot(ana, 'memory-audit');
 
     // The dashboard: an admin's, with every capability's charts from the worker's metrics; others are told it needs the role.
     await ana.goto(`${base}/#/dashboard`);
@@ -457,7 +466,7 @@ describe('web console', () => {
     expect(await textOf(root)).toContain('Servers connected now: no MCP servers configured');
     await screenshot(root, 'dashboard');
 
-    for (const name of ['sessions', 'chat', 'inspector', 'inbox', 'memories', 'dashboard', 'phone']) {
+    for (const name of ['sessions', 'chat', 'inspector', 'inbox', 'memories', 'memory-audit', 'dashboard', 'phone']) {
       const file = path.join(SCREENSHOTS, `${name}.png`);
       expect({ name, bytes: fs.existsSync(file) ? fs.statSync(file).size : 0 }).toEqual({ name, bytes: expect.any(Number) });
       expect(fs.statSync(file).size).toBeGreaterThan(1_000);

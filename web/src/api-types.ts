@@ -3,7 +3,7 @@
  * workflow's own types (imported as types only, so nothing of the server is
  * bundled); the list shapes mirror the response schemas in api/routes.ts.
  */
-import type { MemoryView } from '../../activities/memory/memory-activity-types';
+import type { MemoryAuditEntry, MemoryView } from '../../activities/memory/memory-activity-types';
 
 export type { AgentEvent } from '../../workflows/events';
 export type { PendingConfirmation, SessionView, SessionCounters, Turn, TurnOutcome, Activity } from '../../workflows/session-types';
@@ -48,6 +48,15 @@ export const MEMORY_STATUSES: readonly MemoryStatus[] = ['active', 'superseded',
 
 /** One row of GET /v1/users/{tenant}/{user}/memories (api/routes.ts MemoryItem). */
 export type Memory = MemoryView;
+
+export type { MemoryAuditEntry };
+
+/** GET /v1/users/{tenant}/{user}/memories/{memoryId}/audit (api/routes.ts MemoryAudit). */
+export interface MemoryAudit {
+  memoryId: string;
+  entries: MemoryAuditEntry[];
+  malformed: number;
+}
 
 /** Session statuses the list filters on (the SessionStatus search attribute). */
 export const SESSION_STATUSES = ['awaiting_approval', 'active', 'created', 'archived', 'expired', 'continued'] as const;

@@ -2,6 +2,7 @@ import { useId, useState } from 'preact/hooks';
 import { asProblem, seg, type Problem } from '../api';
 import { MEMORY_STATUSES, type Memory, type MemoryStatus } from '../api-types';
 import { isAdmin, useSigned } from '../auth';
+import { MemoryAuditTrail } from '../components/memory-audit-trail';
 import { ProblemView } from '../components/problem-view';
 import { formatTime } from '../format';
 import { usePoll } from '../poll';
@@ -9,8 +10,9 @@ import { navigate } from '../router';
 
 /**
  * A user's memories: search, filter by status (superseded, expired and
- * deleted ones are the audit trail), delete one with a reason. A person sees
- * their own; an admin of the tenant may open anyone's.
+ * deleted ones too), delete one with a reason, read each one's audit trail
+ * (what changed, why, by whom). A person sees their own; an admin of the
+ * tenant may open anyone's.
  */
 export function MemoriesPage({ tenant, user }: { tenant?: string; user?: string }) {
   const { me } = useSigned();
@@ -181,6 +183,7 @@ function MemoryCard({ memory: m, path, onDeleted }: { memory: Memory; path: stri
         </form>
       ) : null}
       {problem ? <ProblemView problem={problem} context="Not deleted" /> : null}
+      <MemoryAuditTrail path={path} memoryId={m.id} updatedAt={m.updatedAt} />
     </article>
   );
 }
