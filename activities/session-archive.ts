@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Db, MongoServerError } from 'mongodb';
 import { z } from 'zod';
 import { FailureType } from '../workflows/failure-types';
+import { KeyFact } from '../workflows/key-facts';
 import { SessionSummary } from '../workflows/session-summary';
 import { hasTenantRole, type Principal } from '../workflows/principal';
 import { SessionCounters, Turn, UserNamespace } from '../workflows/session-types';
@@ -18,14 +19,6 @@ export const ToolCallRecord = z.object({
   result: z.string().max(300),
 });
 export type ToolCallRecord = z.infer<typeof ToolCallRecord>;
-
-export const KeyFactDoc = z.object({
-  subject: z.string(),
-  value: z.string(),
-  turnId: z.string(),
-  updatedAt: z.string(),
-  source: z.enum(['user', 'tool']),
-});
 
 /** A tool as the session pinned it (see workflows/tool-pins.ts); the schema is JSON text, as MongoDB refuses keys like `$ref`. */
 export const ArchivedToolPin = z.object({
@@ -61,7 +54,7 @@ export const ArchivedSession = z.object({
   turnSeq: z.number().int().min(0),
   window: z.array(Turn),
   summary: SessionSummary,
-  keyFacts: z.array(KeyFactDoc),
+  keyFacts: z.array(KeyFact),
   toolCalls: z.array(ToolCallRecord),
   counters: SessionCounters,
   /** Tools as the session pinned them; absent in archives written before pins were kept (restored as no pins). */

@@ -2,7 +2,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { LIST_CURSOR_PATTERN } from '../activities/memory/memory-docs';
 import { AuditAction, AuditActor } from '../activities/memory/memory-types';
 import { Problem } from './problem';
-import { SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionOptions, TurnResult } from '../workflows/session-types';
+import { SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionOptions, SessionView, TurnResult } from '../workflows/session-types';
+import { EventStreamMessage } from './event-stream-messages';
 
 /*
  * The HTTP API's routes: every request and response schema is a zod schema
@@ -75,8 +76,8 @@ export const getSessionRoute = createRoute({
   request: { params: SessionIdParam },
   responses: {
     200: {
-      description: 'The session view (workflows/session-types.ts SessionView); ETag is its version',
-      content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi('SessionView') } },
+      description: 'The session view (the workflow\'s getSession query); ETag is its version',
+      content: { 'application/json': { schema: SessionView } },
     },
     ...problemResponses(401, 403, 404, 429, 503, 504),
   },
@@ -95,8 +96,8 @@ export const eventsRoute = createRoute({
   responses: {
     200: {
       description:
-        'text/event-stream: `id: <offset>`, `event: <AgentEvent type>`, `data: <AgentEvent JSON>`; ends with `event: end` when the session closes, or `event: problem` (e.g. TruncatedOffset when the reader fell behind what the session keeps)',
-      content: { 'text/event-stream': { schema: z.string() } },
+        'text/event-stream, one EventStreamMessage after another: `id: <offset>`, `event: <AgentEvent type>`, `data: <AgentEvent JSON>`; ends with `event: end` when the session closes, or `event: problem` (e.g. TruncatedOffset when the reader fell behind what the session keeps)',
+      content: { 'text/event-stream': { schema: EventStreamMessage } },
     },
     ...problemResponses(401, 403, 404, 410, 422, 429, 503),
   },

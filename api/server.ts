@@ -174,7 +174,7 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     const { sessionId } = c.req.valid('param');
     const view = await agentFor(c).getSession(sessionId);
     c.header('ETag', `"${view.version}"`);
-    return c.json(view as unknown as Record<string, unknown>, 200);
+    return c.json(view, 200);
   });
 
   app.openapi(decideRoute, async (c) => {

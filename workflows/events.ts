@@ -17,7 +17,7 @@ export const TextDeltaEvent = z.object({
   /** Activity attempt that streamed it; a retried model call streams again, so renderers restart the step on a new attempt. */
   attempt: z.number().int().min(1),
   delta: z.string(),
-});
+}).meta({ id: 'TextDeltaEvent' });
 
 export const ToolCallStartEvent = z.object({
   type: z.literal('tool_call_start'),
@@ -28,7 +28,7 @@ export const ToolCallStartEvent = z.object({
   toolName: z.string(),
   /** The arguments as the model sent them, cut to a bounded single-line preview (never the raw object). */
   argumentsPreview: z.string().max(1_000),
-});
+}).meta({ id: 'ToolCallStartEvent' });
 
 export const ToolCallResultEvent = z.object({
   type: z.literal('tool_call_result'),
@@ -45,7 +45,7 @@ export const ToolCallResultEvent = z.object({
   durationMs: z.number(),
   /** Time the call waited for a person to confirm it, when it had to. */
   waitedMs: z.number().optional(),
-});
+}).meta({ id: 'ToolCallResultEvent' });
 
 /** A long-running tool reported progress (MCP `notifications/progress`), through the tool activity's `toolProgress` signal. */
 export const ToolCallProgressEvent = z.object({
@@ -59,7 +59,7 @@ export const ToolCallProgressEvent = z.object({
   progress: z.number(),
   total: z.number().optional(),
   message: z.string().optional(),
-});
+}).meta({ id: 'ToolCallProgressEvent' });
 
 export const StatusChangeEvent = z.object({
   type: z.literal('status_change'),
@@ -68,13 +68,13 @@ export const StatusChangeEvent = z.object({
   activity: Activity,
   turnId: z.string().optional(),
   reason: z.string().optional(),
-});
+}).meta({ id: 'StatusChangeEvent' });
 
 export const ConfirmationRequiredEvent = z.object({
   type: z.literal('confirmation_required'),
   ...base,
   confirmation: PendingConfirmation,
-});
+}).meta({ id: 'ConfirmationRequiredEvent' });
 
 export const ConfirmationDecidedEvent = z.object({
   type: z.literal('confirmation_decided'),
@@ -86,14 +86,14 @@ export const ConfirmationDecidedEvent = z.object({
   decidedBy: z.enum(['user', 'timeout', 'interrupt']),
   /** Who decided, for audit (tenant and user), when a person did. */
   principal: Actor.optional(),
-});
+}).meta({ id: 'ConfirmationDecidedEvent' });
 
 /** An MCP server asked the user for input mid-call (`elicitation/create`); answer with `answerInput`. */
 export const InputRequiredEvent = z.object({
   type: z.literal('input_required'),
   ...base,
   input: PendingInput,
-});
+}).meta({ id: 'InputRequiredEvent' });
 
 /** The wait for an input ended: a person answered, it timed out (`cancel` to the server), or the call ended first. */
 export const InputAnsweredEvent = z.object({
@@ -104,7 +104,7 @@ export const InputAnsweredEvent = z.object({
   toolCallId: z.string(),
   action: InputAction,
   answeredBy: InputAnsweredBy,
-});
+}).meta({ id: 'InputAnsweredEvent' });
 
 export const TurnCompletedEvent = z.object({
   type: z.literal('turn_completed'),
@@ -113,7 +113,7 @@ export const TurnCompletedEvent = z.object({
   outcome: TurnOutcome,
   text: z.string(),
   version: z.number().int(),
-});
+}).meta({ id: 'TurnCompletedEvent' });
 
 export const ErrorEvent = z.object({
   type: z.literal('error'),
@@ -121,7 +121,7 @@ export const ErrorEvent = z.object({
   turnId: z.string().optional(),
   errorType: z.string(),
   message: z.string(),
-});
+}).meta({ id: 'ErrorEvent' });
 
 export const MemoryRecalledEvent = z.object({
   type: z.literal('memory_recalled'),
@@ -131,7 +131,7 @@ export const MemoryRecalledEvent = z.object({
   strong: z.array(z.string()),
   weak: z.array(z.string()),
   tookMs: z.number(),
-});
+}).meta({ id: 'MemoryRecalledEvent' });
 
 export const CitationFlaggedEvent = z.object({
   type: z.literal('citation_flagged'),
@@ -141,9 +141,14 @@ export const CitationFlaggedEvent = z.object({
   unknownIds: z.array(z.string()),
   /** `regenerated`: the answer was asked for again; `removed`: the citations were stripped from the final answer. */
   action: z.enum(['regenerated', 'removed']),
-});
+}).meta({ id: 'CitationFlaggedEvent' });
 
-/** Everything a session streams to its observers, discriminated on `type`. */
+/**
+ * Everything a session streams to its observers, discriminated on `type`.
+ * The `meta` ids name this union and its members as components of the API's
+ * OpenAPI document, so readers in any language get the schema that every
+ * published event is validated against.
+ */
 export const AgentEvent = z.discriminatedUnion('type', [
   TextDeltaEvent,
   ToolCallStartEvent,
@@ -158,7 +163,7 @@ export const AgentEvent = z.discriminatedUnion('type', [
   CitationFlaggedEvent,
   InputRequiredEvent,
   InputAnsweredEvent,
-]);
+]).meta({ id: 'AgentEvent', description: 'An event a session publishes, discriminated on `type`.' });
 export type AgentEvent = z.infer<typeof AgentEvent>;
 export type TextDeltaEvent = z.infer<typeof TextDeltaEvent>;
 export type AgentEventType = AgentEvent['type'];

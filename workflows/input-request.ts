@@ -98,7 +98,7 @@ export const PendingInput = z.object({
   requestedSchema: z.record(z.string(), z.unknown()),
   requestedAt: z.string(),
   expiresAt: z.string(),
-});
+}).meta({ id: 'PendingInput' });
 export type PendingInput = z.infer<typeof PendingInput>;
 
 /** Who ended the wait: a person, the timeout, or the tool call ending first (interrupt, failure). */

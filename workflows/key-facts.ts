@@ -1,16 +1,18 @@
+import { z } from 'zod';
 import type { ChatMessage } from './chat-message';
 
 /**
  * A high-value temporary fact pinned in the prompt: a deadline, a task id, a
  * rule the user changed. One value per subject; a newer one replaces it.
  */
-export interface KeyFact {
-  subject: string;
-  value: string;
-  turnId: string;
-  updatedAt: string;
-  source: 'user' | 'tool';
-}
+export const KeyFact = z.object({
+  subject: z.string(),
+  value: z.string(),
+  turnId: z.string(),
+  updatedAt: z.string(),
+  source: z.enum(['user', 'tool']),
+});
+export type KeyFact = z.infer<typeof KeyFact>;
 
 export interface KeyFactLimits {
   maxFacts: number;

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { ChatMessage } from './chat-message';
 import { Actor, Principal } from './principal';
 import { RiskLevel } from './tool-spec';
-import type { KeyFact } from './key-facts';
-import type { PendingInput } from './input-request';
-import type { SessionSummary } from './session-summary';
+import { KeyFact } from './key-facts';
+import { PendingInput } from './input-request';
+import { SessionSummary } from './session-summary';
 
 /** Whose session this is. Every memory read and write is scoped by it. */
 export const UserNamespace = z.object({
@@ -173,7 +173,7 @@ export const PendingConfirmation = z.object({
   reason: z.string(),
   /** Present when the tool changed since the session pinned it: what approving would let the model see. */
   change: ToolChange.optional(),
-});
+}).meta({ id: 'PendingConfirmation' });
 export type PendingConfirmation = z.infer<typeof PendingConfirmation>;
 
 /** One turn kept raw in the window: the user's message and everything it caused. */
@@ -200,7 +200,7 @@ export const TurnResult = z.object({
   error: z.string().optional(),
   /** Who sent the message (absent for turns from before `principal-required`). */
   by: Actor.optional(),
-});
+}).meta({ id: 'TurnResult' });
 export type TurnResult = z.infer<typeof TurnResult>;
 
 export const SendMessageResult = z.object({
@@ -261,29 +261,38 @@ export const emptyCounters = (): SessionCounters => ({
   signalsUnauthorized: 0,
 });
 
-/** What the `getSession` query returns. */
-export interface SessionView {
-  sessionId: string;
-  status: SessionStatus;
-  activity: Activity;
-  version: number;
-  namespace: UserNamespace;
-  /** The session's owner, fixed at creation (restored from the archive). */
-  owner: { tenant: string; user: string };
-  channel: string;
-  metadata: Record<string, string>;
-  createdAt: string;
-  currentTurnId: string | null;
-  currentStep: number;
-  queuedMessages: number;
-  pendingConfirmations: PendingConfirmation[];
-  /** Questions MCP servers asked during tool calls, waiting for `answerInput`. */
-  pendingInputs: PendingInput[];
-  window: Turn[];
-  /** Evicted turns whose fold into the summary is still pending (kept raw meanwhile). */
-  unfoldedTurns: number;
-  summary: SessionSummary;
-  keyFacts: KeyFact[];
-  counters: SessionCounters;
-  lastTurn: TurnResult | null;
-}
+/**
+ * What the `getSession` query returns (and GET /v1/sessions/{id}). The schema
+ * names the shape for the API's OpenAPI document; the workflow builds it and
+ * does not parse it.
+ */
+export const SessionView = z
+  .object({
+    sessionId: z.string(),
+    status: SessionStatus,
+    activity: Activity,
+    version: z.number().int(),
+    namespace: UserNamespace,
+    /** The session's owner, fixed at creation (restored from the archive). */
+    owner: z.object({ tenant: z.string(), user: z.string() }),
+    channel: z.string(),
+    metadata: z.record(z.string(), z.string()),
+    createdAt: z.string(),
+    currentTurnId: z.string().nullable(),
+    currentStep: z.number().int(),
+    queuedMessages: z.number().int(),
+    pendingConfirmations: z.array(PendingConfirmation),
+    /** Questions MCP servers asked during tool calls, waiting for `answerInput`. */
+    pendingInputs: z.array(PendingInput),
+    window: z.array(Turn),
+    /** Evicted turns whose fold into the summary is still pending (kept raw meanwhile). */
+    unfoldedTurns: z.number().int(),
+    summary: SessionSummary,
+    keyFacts: z.array(KeyFact),
+    counters: SessionCounters,
+    // Not .nullable(): the OpenAPI generator writes a nullable named schema as allOf [$ref, null type], which refuses null
+    // (asteasolutions/zod-to-openapi PR 387); a union with null is the same schema and comes out as anyOf.
+    lastTurn: z.union([TurnResult, z.null()]),
+  })
+  .meta({ id: 'SessionView', description: 'A session as getSession shows it: status, window, summary, key facts, pending confirmations and inputs, counters.' });
+export type SessionView = z.infer<typeof SessionView>;

@@ -1,4 +1,9 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Validator } from '@cfworker/json-schema';
 import { mintToken, TokenBook, type ApiTokenEntry } from '../../api/auth';
 import { createApi, listen } from '../../api/server';
 import { readSseEvents, type SseEvent } from '../../api/sse-reader';
@@ -16,6 +21,7 @@ import { eventually, startTestEnv, uniqueId, type TestEnv } from '../support/tes
  * idempotent resend, and randomized cross-principal requests.
  */
 
+const execFileAsync = promisify(execFile);
 const log: ProbeLog = { runs: [] };
 let env: TestEnv;
 let base: string;
@@ -89,6 +95,10 @@ async function readSse(path: string, token: string, until: (e: SseEvent, all: Ss
   }
 }
 
+type JsonSchema = Record<string, unknown> & { $ref?: string };
+type OpenApiDocument = { paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, JsonSchema> } };
+const openApiDocument = async () => (await (await fetch(`${base}/openapi.json`)).json()) as OpenApiDocument;
+
 const turnDone = (turnId: string) => (e: SseEvent) => e.event === 'turn_completed' && (JSON.parse(e.data) as { turnId: string }).turnId === turnId;
 
 function scriptWipe(sessionId: string): void {
@@ -125,6 +135,64 @@ describe('HTTP API', () => {
     ]);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(JSON.stringify(doc.components.schemas.PostMessage)).toContain('"text"');
+  });
+
+  it('the OpenAPI document passes an OpenAPI 3.1 validator and names the session view and every event as components', async () => {
+    const doc = await openApiDocument();
+    const dir = await mkdtemp(join(tmpdir(), 'openapi-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      await writeFile(file, JSON.stringify(doc));
+      const cli = require.resolve('@seriousme/openapi-schema-validator/bin/validate-api-cli.js');
+      const { stdout } = await execFileAsync(process.execPath, [cli, file]).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? String(err) }));
+      expect(JSON.parse(stdout)).toEqual({ valid: true });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const schemas = doc.components.schemas;
+    const resolve = (s: JsonSchema): JsonSchema => (typeof s.$ref === 'string' ? resolve(schemas[s.$ref.replace('#/components/schemas/', '')]!) : s);
+    const eventTypes = (resolve({ $ref: '#/components/schemas/AgentEvent' }).oneOf as JsonSchema[]).map((v) => (resolve(v).properties as Record<string, JsonSchema>).type!.enum);
+    expect(eventTypes.flat()).toEqual(expect.arrayContaining(['text_delta', 'tool_call_start', 'tool_call_result', 'status_change', 'confirmation_required', 'turn_completed', 'error']));
+    expect(schemas.AgentEvent!.discriminator).toMatchObject({ propertyName: 'type' });
+    const view = schemas.SessionView!;
+    expect(Object.keys(view.properties as object)).toEqual(expect.arrayContaining(['sessionId', 'status', 'version', 'pendingConfirmations', 'window', 'summary', 'keyFacts', 'counters', 'lastTurn']));
+    expect(view.required).toEqual(expect.arrayContaining(['status', 'version', 'pendingConfirmations']));
+    const ok = (p: string, m: string) => ((doc.paths[p]![m] as JsonSchema).responses as Record<string, JsonSchema>)['200']!.content as Record<string, JsonSchema>;
+    expect(ok('/v1/sessions/{sessionId}', 'get')['application/json']!.schema).toEqual({ $ref: '#/components/schemas/SessionView' });
+    expect(ok('/v1/sessions/{sessionId}/events', 'get')['text/event-stream']!.schema).toEqual({ $ref: '#/components/schemas/EventStreamMessage' });
+    expect((schemas.SessionEventMessage!.properties as Record<string, JsonSchema>).data).toEqual({ $ref: '#/components/schemas/AgentEvent' });
+    expect((schemas.EventStreamMessage!.anyOf as JsonSchema[]).map((m) => m.$ref)).toEqual(['SessionEventMessage', 'StreamEndMessage', 'StreamProblemMessage'].map((n) => `#/components/schemas/${n}`));
+  });
+
+  it('what a reader gets (the session view, each SSE message and its event, the end of the stream) validates against the document\'s schemas', async () => {
+    const doc = await openApiDocument();
+    const validatorFor = (name: string) => new Validator({ $ref: `#/components/schemas/${name}`, components: doc.components } as never, '2020-12', false);
+    const [eventSchema, messageSchema, viewSchema] = ['AgentEvent', 'EventStreamMessage', 'SessionView'].map(validatorFor) as [Validator, Validator, Validator];
+    const sessionId = uniqueId('api-doc');
+    env.model.script(
+      [
+        { respond: { kind: 'tool_calls', calls: [{ id: 'call_note', name: 'local_note', arguments: { text: 'milk' } }] } },
+        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Noted.' } },
+      ],
+      { lane: sessionId },
+    );
+    const { turnId } = (await (await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'note milk', options: { memory: { enabled: false } } })).json()) as { turnId: string };
+    const events = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone(turnId));
+    expect(events.map((e) => e.event)).toEqual(expect.arrayContaining(['text_delta', 'tool_call_start', 'tool_call_result', 'turn_completed']));
+    for (const e of events) {
+      const data = JSON.parse(e.data) as unknown;
+      expect({ event: e.event, errors: eventSchema.validate(data).errors }).toEqual({ event: e.event, errors: [] });
+      expect(messageSchema.validate({ id: e.id, event: e.event, data }).valid).toBe(true);
+    }
+    // The schema is not a blank cheque: a text_delta without its delta is refused.
+    const { delta: _delta, ...withoutDelta } = JSON.parse(events.find((e) => e.event === 'text_delta')!.data) as Record<string, unknown>;
+    expect(eventSchema.validate(withoutDelta).valid).toBe(false);
+    const view = (await (await call('GET', `/v1/sessions/${sessionId}`, tokens.ana)).json()) as unknown;
+    expect(viewSchema.validate(view).errors).toEqual([]);
+    expect((await call('POST', `/v1/sessions/${sessionId}/end`, tokens.ana)).status).toBe(202);
+    const tail = await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, (e) => e.event === 'end', { 'last-event-id': events.at(-1)!.id! });
+    const end = tail.at(-1)!;
+    expect(messageSchema.validate({ event: end.event, data: JSON.parse(end.data) as unknown }).valid).toBe(true);
   });
 
   it('GET /v1/me says who the token is, and nothing without one', async () => {
