@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { parseMcpConfig } from '../activities/mcp/mcp-config';
 import { McpConnection } from '../activities/mcp/mcp-connection';
-import { OfflineEmbedder } from '../activities/memory/embedder';
+import OpenAI from 'openai';
+import { createEmbedder, embedMemories } from '../activities/memory/embedder';
+import type { FactInput } from '../activities/memory/memory-docs';
 import { createMemoryActivities } from '../activities/memory/memory-activities';
 import { defaultMemoryConfig } from '../activities/memory/memory-config';
 import { MemoryRepository } from '../activities/memory/memory-repository';
@@ -13,7 +15,9 @@ import type { ProbeLog } from '../test/support/probe-tools';
 import { isSummaryRequest, scriptedSummary } from '../test/support/scripted-summarizer';
 import { sessionOptions, uniqueId, type TestEnv } from '../test/support/test-env';
 import { workflowIdFor } from '../workflows/messages';
+import { runRecallSet } from '../bench/support/recall-set-bench';
 import { labelledSet } from './memory-set';
+import { RECALL_SETS } from './recall-set';
 
 /** One figure of a capability, with the thresholds it is judged against. */
 export interface Figure {
@@ -152,20 +156,34 @@ export async function evaluateMcp(ctx: EvalContext): Promise<CapabilityResult> {
   };
 }
 
-/** Recall precision and recall on the labelled set, another user's copies never recalled, and citations of ids never recalled caught. */
+/**
+ * Recall precision and recall through the worker's embedder (the configured
+ * EMBEDDING_MODEL, else the default local models): on the labelled set of
+ * near-topic pairs, and on the paraphrase recall sets in English and Chinese
+ * (evaluation/recall-set: questions sharing no content word with their
+ * memory); another user's copies never recalled; citations of ids never
+ * recalled caught.
+ */
 export async function evaluateMemory(ctx: EvalContext): Promise<CapabilityResult> {
   const set = labelledSet(ctx.small ? 50 : 200);
-  const embedder = new OfflineEmbedder();
+  const { model, memory: memoryConfig } = ctx.env.config;
+  const openai = new OpenAI({ baseURL: model.baseUrl, apiKey: model.apiKey ?? 'not-needed', maxRetries: 0 });
+  const embedder = createEmbedder({ openai, embeddingModel: model.embeddingModel, dimensions: memoryConfig.embeddingDims });
   const repo = new MemoryRepository(ctx.env.db);
   await repo.ensureIndexes();
   const now = new Date();
   const user = uniqueId('eval-user');
   const other = uniqueId('eval-other');
   const common = { source: userSource('eval', 'turn-1'), statedAt: now, expiresAt: new Date(now.getTime() + 30 * DAY) };
-  for (const f of set.facts) {
-    await repo.forNamespace({ tenant: 'eval', user }).writeFact(fact(f.predicate, f.value, common), { actor: { by: 'import' }, now });
-    // The same facts with other values for another user: they must never come back.
-    await repo.forNamespace({ tenant: 'eval', user: other }).writeFact(fact(f.predicate, `${f.value} (other)`, common), { actor: { by: 'import' }, now });
+  // Embedded as the worker embeds what it stores, with the embedder recall uses.
+  const own = set.facts.map((f) => fact(f.predicate, f.value, common));
+  // The same facts with other values for another user: they must never come back.
+  const others = set.facts.map((f) => fact(f.predicate, `${f.value} (other)`, common));
+  const vectors = await embedMemories(embedder, [...own, ...others].map((f) => f.text));
+  const embedded = (f: FactInput, i: number): FactInput => ({ ...f, embedding: vectors[i] ?? [], embedderId: embedder.id });
+  for (const [i, f] of own.entries()) {
+    await repo.forNamespace({ tenant: 'eval', user }).writeFact(embedded(f, i), { actor: { by: 'import' }, now });
+    await repo.forNamespace({ tenant: 'eval', user: other }).writeFact(embedded(others[i]!, own.length + i), { actor: { by: 'import' }, now });
   }
   const memory = createMemoryActivities({ db: ctx.env.db, openai: undefined as never, embedder, modelName: 'unused', config: defaultMemoryConfig(), log: { debug: () => undefined, warn: () => undefined } });
   let strongTotal = 0;
@@ -183,6 +201,19 @@ export async function evaluateMemory(ctx: EvalContext): Promise<CapabilityResult
     leaked += [...r.strong, ...r.weak].filter((m) => m.text.includes('(other)')).length;
   }
   const citations = await citationChecks(ctx);
+  const paraphrase: Array<{ language: string; cases: number; precision: number; recall: number; top1: number; forbidden: number }> = [];
+  // The small run (CI) asks the first 40 questions of each set, over all its memories.
+  for (const recallSet of RECALL_SETS.map((r) => (ctx.small ? { ...r, cases: r.cases.slice(0, 40) } : r))) {
+    // Each set in a database of its own: its namespaces are the set's people, and the run wants them empty.
+    const db = ctx.env.db.client.db(`${ctx.env.db.databaseName}_${recallSet.language}`);
+    try {
+      const r = await runRecallSet(db, openai, recallSet, embedder, defaultMemoryConfig(), now);
+      paraphrase.push({ language: recallSet.language, cases: r.cases, precision: r.precision_at_strong ?? 1, recall: r.recall_at_5, top1: r.top1_accuracy, forbidden: r.forbidden_returned });
+    } finally {
+      await db.dropDatabase().catch(() => undefined);
+    }
+  }
+  const name = (language: string) => (language === 'zh' ? 'Chinese' : 'English');
   return {
     capability: 'memory',
     title: 'Memory: recall precision and recall, isolation, citation checks',
@@ -190,11 +221,17 @@ export async function evaluateMemory(ctx: EvalContext): Promise<CapabilityResult
       { name: 'precision of the strong tier', value: strongTotal ? strongExpected / strongTotal : 0, unit: 'share', higherIsBetter: true, usable: 0.8, good: 0.9 },
       { name: 'recall (expected memory in strong or weak)', value: found / set.queries.length, unit: 'share', higherIsBetter: true, usable: 0.6, good: 0.8 },
       { name: 'top-1 accuracy', value: top1 / set.queries.length, unit: 'share', higherIsBetter: true, usable: 0.6, good: 0.8 },
-      { name: "another user's memories recalled", value: leaked, unit: 'memories', higherIsBetter: false, usable: 0, good: 0 },
+      ...paraphrase.flatMap((p) => [
+        { name: `${name(p.language)} paraphrases: precision of the strong tier`, value: p.precision, unit: 'share' as const, higherIsBetter: true, usable: 0.8, good: 0.9 },
+        { name: `${name(p.language)} paraphrases: expected memory in the first 5`, value: p.recall, unit: 'share' as const, higherIsBetter: true, usable: 0.6, good: 0.8 },
+        { name: `${name(p.language)} paraphrases: top-1 accuracy`, value: p.top1, unit: 'share' as const, higherIsBetter: true, usable: 0.6, good: 0.8 },
+      ]),
+      { name: "another user's memories recalled", value: leaked + paraphrase.reduce((n, p) => n + p.forbidden, 0), unit: 'memories', higherIsBetter: false, usable: 0, good: 0 },
       { name: 'citations of unrecalled ids caught', value: citations.caught / citations.cases, unit: 'share', higherIsBetter: true, usable: 1, good: 1 },
     ],
     notes: [
-      `${set.queries.length} labelled queries over ${set.facts.length} facts (near-topic pairs such as home city / birth city), embedder ${embedder.id} (word hashing unless an embedding model is configured).`,
+      `${set.queries.length} labelled queries over ${set.facts.length} facts (near-topic pairs such as home city / birth city), embedder ${embedder.id} (the worker's: EMBEDDING_MODEL, else the local models).`,
+      ...paraphrase.map((p) => `${name(p.language)} paraphrase set: ${p.cases} cases (questions that share no content word with their memory; stale, superseded, deleted and other people's memories among them, none of which may come back: ${p.forbidden} did).`),
       `${citations.cases} answers citing a memory id that was not recalled: ${citations.caught} flagged by the citation check.`,
     ],
   };
