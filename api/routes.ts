@@ -38,9 +38,17 @@ export const PostMessageBody = z
   .strict()
   .openapi('PostMessage');
 
+/** "5", W/"5" or 5: the session version an If-Match names (in group 1). */
+export const IF_MATCH_PATTERN = /^\s*(?:W\/)?"?(\d{1,12})"?\s*$/;
+
 const MessageHeaders = z.object({
   'idempotency-key': z.string().min(1).max(128).optional().openapi({ description: 'Becomes the message\'s clientMessageId: a resend with the same key returns the first answer and starts no second turn.' }),
-  'if-match': z.string().max(32).optional().openapi({ description: 'The session version the message expects (the ETag of GET /v1/sessions/{id}); 409 with currentVersion when it moved on.' }),
+  'if-match': z
+    .string()
+    .max(32)
+    .regex(IF_MATCH_PATTERN, 'If-Match must be a session version such as "5" (the ETag of GET /v1/sessions/{id})')
+    .optional()
+    .openapi({ description: 'The session version the message expects (the ETag of GET /v1/sessions/{id}); 409 with currentVersion when it moved on.' }),
 });
 
 export const MessageAccepted = SendMessageResult.extend({ sessionId: z.string(), turn: TurnResult.optional() }).openapi('MessageAccepted');

@@ -13,8 +13,10 @@ import type { ApiTokenEntry, TokenBook } from './auth';
 import { EventHub } from './event-hub';
 import { ApiMetrics } from './metrics';
 import type { MetricsHistory } from './metrics-history';
+import { invalidFields, routeFinder } from './invalid-fields';
 import { ProblemError, problemFor, sendProblem } from './problem';
 import { approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, usageRoute, deleteMemoryRoute, listMemoriesRoute, memoryAuditRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
+import { IF_MATCH_PATTERN } from './routes';
 import { SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
 import { workflowIdFor } from '../workflows/messages';
 
@@ -75,12 +77,10 @@ class RateLimiter {
 
 const principalOf = (entry: ApiTokenEntry): Principal => ({ tenant: entry.tenant, user: entry.user, roles: entry.roles });
 
-/** "5", W/"5" or 5: the version an If-Match names. */
+/** The version an If-Match names (the header's schema has checked its form, with the request's other fields). */
 function versionFromIfMatch(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const m = /^\s*(?:W\/)?"?(\d{1,12})"?\s*$/.exec(value);
-  if (!m) throw new ProblemError(422, 'SessionInputInvalid', `If-Match must be a session version such as "5" (the ETag of GET /v1/sessions/{id}), got ${JSON.stringify(value.slice(0, 40))}.`);
-  return Number(m[1]);
+  const m = value === undefined ? null : IF_MATCH_PATTERN.exec(value);
+  return m ? Number(m[1]) : undefined;
 }
 
 /**
@@ -97,13 +97,17 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
   const metrics = new ApiMetrics(() => hub.openFeeds);
 
   const app = new OpenAPIHono<Env>({
-    // Every invalid field, as problem details (422).
-    defaultHook: (result, c) => {
+    // Every invalid field of every part of the request (path, query, headers, body), as problem details (422).
+    defaultHook: async (result, c) => {
       if (result.success) return;
-      const errors = result.error.issues.map((i) => ({ path: [result.target, ...i.path.map(String)].join('.'), message: i.message }));
-      return sendProblem(c, 422, 'SessionInputInvalid', `Invalid ${result.target}: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, { errors });
+      const route = routeOf(c);
+      const errors = route ? await invalidFields(c, route.request) : [];
+      if (errors.length === 0) errors.push(...result.error.issues.map((i) => ({ path: [result.target, ...i.path.map(String)].join('.'), message: i.message })));
+      const parts = [...new Set(errors.map((e) => e.path.split('.')[0]))].join(', ');
+      return sendProblem(c, 422, 'SessionInputInvalid', `Invalid ${parts}: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, { errors });
     },
   });
+  const routeOf = routeFinder(() => app.openAPIRegistry.definitions);
 
   app.use('*', metrics.middleware());
   // Prometheus scrapes this (no token: put it on a network only your Prometheus reaches, as usual for /metrics).

@@ -332,6 +332,23 @@ describe('HTTP API', () => {
     expect(route.status).toBe(404);
   });
 
+  it('one 422 names every invalid field across path, query, headers and body', async () => {
+    const paths = async (res: Response) => {
+      expect(res.status).toBe(422);
+      return ((await problem(res)).errors as Array<{ path: string }>).map((e) => e.path);
+    };
+    const message = await call('POST', '/v1/sessions/has%20space/messages', tokens.ana, { text: 5, extra: true }, { 'if-match': 'yesterday', 'idempotency-key': 'k'.repeat(200) });
+    expect(await paths(message)).toEqual(['param.sessionId', 'header.idempotency-key', 'header.if-match', 'json.text', 'json']);
+    const events = await call('GET', '/v1/sessions/has%20space/events?from=-1', tokens.ana, undefined, { 'last-event-id': 'abc' });
+    expect(await paths(events)).toEqual(['param.sessionId', 'query.from', 'header.last-event-id']);
+    // Whichever part fails first, the others are still checked: here the path is fine.
+    const later = await call('POST', `/v1/sessions/${uniqueId('api')}/messages`, tokens.ana, { text: '' }, { 'if-match': 'yesterday' });
+    expect(await paths(later)).toEqual(['header.if-match', 'json.text']);
+    // A body that does not parse is named too, beside the path.
+    const broken = await call('POST', '/v1/sessions/has%20space/messages', tokens.ana, '{');
+    expect(await paths(broken)).toEqual(['param.sessionId', 'json']);
+  });
+
   it('hostile bodies get a problem, never a 500: broken JSON, null, arrays, deep nesting, wrong content type', async () => {
     const path = `/v1/sessions/${uniqueId('api-hostile')}/messages`;
     const bodies = ['{', 'null', '[]', '"text"', `{"text":${'['.repeat(5_000)}${']'.repeat(5_000)}}`, '{"text":"hi","__proto__":{"admin":true}}'];
