@@ -148,18 +148,29 @@ export const SessionSummary = z
     version: z.number().int().optional(),
     lastTurn: z.string().optional(),
     startedAt: z.string(),
+    closedAt: z.string().optional().describe('When the session\'s newest run closed (archived, ended); absent while it runs'),
   })
   .openapi('SessionSummary');
+
+/** The statuses a session is listed by. `continued` is not one: a run closed by continue-as-new goes on as its session's next run. */
+export const LISTED_SESSION_STATUSES = ['awaiting_approval', 'active', 'created', 'archived'] as const;
 
 export const listSessionsRoute = createRoute({
   method: 'get',
   path: '/v1/sessions',
-  summary: 'Running sessions the caller may read, newest first; sessions waiting for approval first',
+  summary: 'Sessions the caller may read, each once: those waiting for approval first, then the other running ones, newest first, then (when asked) closed ones, most recently closed first',
   security,
   request: {
     query: z.object({
       user: z.string().min(1).max(128).optional().openapi({ description: 'Only this user\'s sessions (approvers and admins; a user sees only their own anyway)' }),
-      status: z.string().regex(/^[a-z_]{1,32}$/).optional().openapi({ description: 'Only sessions whose SessionStatus is this, e.g. awaiting_approval' }),
+      status: z
+        .enum(LISTED_SESSION_STATUSES, { error: `status must be one of ${LISTED_SESSION_STATUSES.join(', ')} (a run closed by continue-as-new is listed as its session; an archive past its retention lists as archived)` })
+        .optional()
+        .openapi({ description: 'Only sessions whose SessionStatus is this; archived lists closed sessions' }),
+      state: z
+        .enum(['running', 'closed', 'any'])
+        .optional()
+        .openapi({ description: 'Running sessions, closed ones (archived or ended) or both; default running, or any when a status is given' }),
       limit: z.coerce.number().int().min(1).max(200).default(50),
     }),
   },

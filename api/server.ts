@@ -15,10 +15,9 @@ import { ApiMetrics } from './metrics';
 import type { MetricsHistory } from './metrics-history';
 import { invalidFields, routeFinder } from './invalid-fields';
 import { ProblemError, problemFor, sendProblem } from './problem';
+import { listSessions } from './session-list';
 import { approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, usageRoute, deleteMemoryRoute, listMemoriesRoute, memoryAuditRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
 import { IF_MATCH_PATTERN } from './routes';
-import { SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
-import { workflowIdFor } from '../workflows/messages';
 
 export interface ApiLimits {
   /** Largest request body, in bytes (413 above). */
@@ -282,47 +281,17 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     });
   });
 
-  /** A visibility query's string literal: the values come from tokens and validated query strings, quoted anyway. */
-  const literal = (v: string) => `"${v.replace(/["\\]/g, '')}"`;
-  const SESSION_PREFIX = workflowIdFor('');
-
-  /** Running sessions the caller may read (own; the tenant's for approvers and admins), waiting-for-approval first. */
-  const listVisible = async (caller: ApiTokenEntry, filter: { user?: string; status?: string; limit: number }) => {
-    const decides = hasTenantRole(caller.tenant, principalOf(caller), 'approver');
-    const user = decides ? filter.user : caller.user;
-    // Sessions of this API's task queue only: the ones its workers run.
-    const clauses = [`WorkflowType = "agentSession"`, `ExecutionStatus = "Running"`, `TaskQueue = ${literal(options.agent.taskQueue)}`, `SessionTenant = ${literal(caller.tenant)}`];
-    if (user) clauses.push(`SessionUser = ${literal(user)}`);
-    if (filter.status) clauses.push(`SessionStatus = ${literal(filter.status)}`);
-    const out = [];
-    for await (const info of options.agent.client.workflow.list({ query: clauses.join(' AND '), pageSize: Math.min(filter.limit, 100) })) {
-      if (!info.workflowId.startsWith(SESSION_PREFIX)) continue;
-      const memo = (info.memo ?? {}) as { version?: unknown; lastTurn?: unknown; pendingApprovals?: unknown };
-      out.push({
-        sessionId: info.workflowId.slice(SESSION_PREFIX.length),
-        tenant: info.typedSearchAttributes.get(SessionTenantKey) ?? caller.tenant,
-        user: info.typedSearchAttributes.get(SessionUserKey) ?? '',
-        status: info.typedSearchAttributes.get(SessionStatusKey) ?? 'unknown',
-        pendingApprovals: typeof memo.pendingApprovals === 'number' ? memo.pendingApprovals : 0,
-        ...(typeof memo.version === 'number' ? { version: memo.version } : {}),
-        ...(typeof memo.lastTurn === 'string' ? { lastTurn: memo.lastTurn } : {}),
-        startedAt: info.startTime.toISOString(),
-      });
-      if (out.length >= filter.limit) break;
-    }
-    return out.sort((a, b) => Number(b.status === 'awaiting_approval') - Number(a.status === 'awaiting_approval'));
-  };
-
   app.openapi(listSessionsRoute, async (c) => {
-    const query = c.req.valid('query');
-    return c.json({ sessions: await listVisible(c.get('caller'), query) }, 200);
+    const { user, status, state, limit } = c.req.valid('query');
+    const sessions = await listSessions(options.agent, principalOf(c.get('caller')), { ...(user ? { user } : {}), ...(status ? { status } : {}), state: state ?? (status ? 'any' : 'running'), limit });
+    return c.json({ sessions }, 200);
   });
 
   app.openapi(approvalsRoute, async (c) => {
     const { limit } = c.req.valid('query');
     const caller = c.get('caller');
     const agent = agentFor(c);
-    const waiting = await listVisible(caller, { status: 'awaiting_approval', limit });
+    const waiting = await listSessions(options.agent, principalOf(caller), { status: 'awaiting_approval', state: 'running', limit });
     const approvals = [];
     // The list is eventually consistent; each session says what is pending now (asked together, so one slow session costs one call timeout, not one each).
     const views = await Promise.all(waiting.map((s) => agent.getSession(s.sessionId).catch(() => undefined)));

@@ -419,6 +419,76 @@ describe('HTTP API', () => {
     expect(after).toMatchObject({ status: 'active', pendingApprovals: 0 });
   });
 
+  it('lists closed sessions when asked (by state or status), each session once as its newest run says (continued runs never, a restored session not as archived), and waiting-for-approval first across the limit', async () => {
+    const user = uniqueId('lister');
+    const { token, entry } = mintToken({ tenant: 'acme', user });
+    const server = await listen(createApi({ agent: env.agent, tokens: new TokenBook([entry]) }).app, 0);
+    closers.push(server.close);
+    const send = (sessionId: string, text: string, extra: Record<string, unknown> = {}) =>
+      fetch(`${server.url}/v1/sessions/${sessionId}/messages`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ text, ...extra }) });
+    type Listing = { sessions: Array<{ sessionId: string; status: string; pendingApprovals: number; closedAt?: string }> };
+    const list = async (query = '') => {
+      const res = await fetch(`${server.url}/v1/sessions${query}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as Listing).sessions;
+    };
+    const ids = (rows: Listing['sessions']) => rows.map((r) => r.sessionId);
+    const me = env.agent.as({ tenant: 'acme', user });
+    const [waiting, archived, continued, active] = ['waiting', 'archived', 'continued', 'active'].map((k) => uniqueId(`list-${k}`)) as [string, string, string, string];
+
+    // The oldest session waits for approval; three newer ones come after it.
+    scriptWipe(waiting);
+    expect((await send(waiting, 'wipe my notes')).status).toBe(202);
+    await eventually(async () => (await me.getSession(waiting)).pendingConfirmations.length > 0, 'the held call');
+    env.model.script([{ respond: { kind: 'text', text: 'Soon archived.' } }, { respond: { kind: 'text', text: 'Restored.' } }], { lane: archived });
+    expect((await send(archived, 'one', { waitForTurn: true, options: { memory: { enabled: false } } })).status).toBe(200);
+    await me.end(archived);
+    await eventually(async () => (await env.client.workflow.getHandle(`session-${archived}`).describe()).status.name === 'COMPLETED', 'the session to archive', 30_000);
+    const options = { sessionId: continued, namespace: { tenant: 'acme', user }, memory: { enabled: false }, limits: { maxHistoryEvents: 200, windowMaxTurns: 200, windowMaxTokens: 1_000_000 } };
+    env.model.script(Array.from({ length: 40 }, (_, i) => ({ respond: { kind: 'text' as const, text: `Answer ${i}.` } })), { lane: continued });
+    const handle = env.client.workflow.getHandle(`session-${continued}`);
+    await me.ask(options, { text: 'message 0' });
+    const firstRun = (await handle.describe()).runId;
+    for (let i = 1; i < 40 && (await handle.describe()).runId === firstRun; i++) await me.ask(options, { text: `message ${i}` });
+    expect((await handle.describe()).runId).not.toBe(firstRun);
+    env.model.script([{ respond: { kind: 'text', text: 'Active.' } }], { lane: active });
+    expect((await send(active, 'hi', { waitForTurn: true })).status).toBe(200);
+
+    // Running sessions by default: the one waiting first even when the limit is 1 (it is the oldest).
+    const running = await eventually(async () => {
+      const rows = await list();
+      return rows.length === 3 ? rows : null;
+    }, 'the three running sessions listed');
+    expect(ids(running)).toEqual([waiting, active, continued]);
+    expect(ids(await list('?limit=1'))).toEqual([waiting]);
+    // Closed ones when asked: after the running ones, with when they closed; the continued run is never a session of its own.
+    const all = await eventually(async () => {
+      const rows = await list('?state=any');
+      return rows.length === 4 ? rows : null;
+    }, 'the archived session listed');
+    expect(ids(all)).toEqual([waiting, active, continued, archived]);
+    expect(all[3]).toMatchObject({ status: 'archived', closedAt: expect.any(String) });
+    expect(all.slice(0, 3).every((r) => r.closedAt === undefined)).toBe(true);
+    expect(ids(await list('?status=archived'))).toEqual([archived]);
+    expect(ids(await list('?state=closed'))).toEqual([archived]);
+    expect(ids(await list('?state=any&limit=2'))).toEqual([waiting, active]);
+
+    // Restored, the session is running again: its archived run no longer lists it as archived, and it is listed once.
+    expect((await send(archived, 'two', { waitForTurn: true })).status).toBe(200);
+    await eventually(async () => ((await list('?status=archived')).length === 0 ? true : null), 'the restored session to leave the archived list');
+    expect(await list('?state=closed')).toEqual([]);
+    const after = await list('?state=any');
+    expect(ids(after).sort()).toEqual([waiting, archived, continued, active].sort());
+    expect(after.find((r) => r.sessionId === archived)).toMatchObject({ status: 'active' });
+    expect(after.find((r) => r.sessionId === archived)?.closedAt).toBeUndefined();
+
+    const continuedStatus = await fetch(`${server.url}/v1/sessions?status=continued`, { headers: { authorization: `Bearer ${token}` } });
+    expect(continuedStatus.status).toBe(422);
+    expect(JSON.stringify(await problem(continuedStatus))).toMatch(/continue-as-new/);
+    await me.deny(waiting, 'call_wipe', 'test over');
+    for (const id of [archived, continued, active]) await me.end(id);
+  }, 120_000);
+
   it('resumes an event stream with Last-Event-ID: the rest, in order, nothing twice', async () => {
     const sessionId = uniqueId('api-resume');
     env.model.script([{ respond: { kind: 'text', text: 'One two three four five six seven eight.' } }], { lane: sessionId });

@@ -29,6 +29,8 @@ export interface SessionSummary {
   version?: number;
   lastTurn?: string;
   startedAt: string;
+  /** When the session's newest run closed (archived, ended); absent while it runs. */
+  closedAt?: string;
 }
 
 /** One row of GET /v1/approvals (api/routes.ts PendingApproval). */
@@ -58,8 +60,15 @@ export interface MemoryAudit {
   malformed: number;
 }
 
-/** Session statuses the list filters on (the SessionStatus search attribute). */
-export const SESSION_STATUSES = ['awaiting_approval', 'active', 'created', 'archived', 'expired', 'continued'] as const;
+/** Session statuses the list filters on (the SessionStatus search attribute; api/routes.ts LISTED_SESSION_STATUSES). */
+export const SESSION_STATUSES = ['awaiting_approval', 'active', 'created', 'archived'] as const;
+
+/** Which sessions the list covers (GET /v1/sessions?state=). */
+export const SESSION_STATES = [
+  { value: 'running', label: 'running' },
+  { value: 'closed', label: 'closed (archived, ended)' },
+  { value: 'any', label: 'running and closed' },
+] as const;
 
 /** The id rule of workflows/session-types.ts (SESSION_ID_PATTERN), repeated so the bundle does not pull in zod. */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -1,5 +1,5 @@
 import { useId, useState } from 'preact/hooks';
-import { SESSION_ID_PATTERN, SESSION_STATUSES, type SessionSummary } from '../api-types';
+import { SESSION_ID_PATTERN, SESSION_STATES, SESSION_STATUSES, type SessionSummary } from '../api-types';
 import { canApprove, useSigned } from '../auth';
 import { Badge } from '../components/badge';
 import { ProblemView } from '../components/problem-view';
@@ -10,8 +10,9 @@ import { hrefFor, navigate } from '../router';
 const label = (status: string) => status.replace(/_/g, ' ');
 
 /**
- * Running sessions the person may read, refreshed every few seconds; those
- * waiting for approval first (the API sorts them so).
+ * Sessions the person may read, refreshed every few seconds: running ones,
+ * those waiting for approval first (the API lists them so), and on request
+ * closed ones too.
  */
 export function SessionsPage() {
   const { api, me } = useSigned();
@@ -19,9 +20,12 @@ export function SessionsPage() {
   const statusId = useId();
   const openId = useId();
   const [user, setUser] = useState('');
+  const showId = useId();
   const [status, setStatus] = useState('');
+  // '' follows the API: running sessions, or any with a status picked.
+  const [show, setShow] = useState('');
   const [open, setOpen] = useState('');
-  const query = new URLSearchParams({ ...(user.trim() ? { user: user.trim() } : {}), ...(status ? { status } : {}) }).toString();
+  const query = new URLSearchParams({ ...(user.trim() ? { user: user.trim() } : {}), ...(status ? { status } : {}), ...(show ? { state: show } : {}) }).toString();
   const list = usePoll((signal) => api.get<{ sessions: SessionSummary[] }>(`/v1/sessions${query ? `?${query}` : ''}`, signal), 3_000, query);
   const sessions = list.data?.sessions ?? [];
   const approver = canApprove(me);
@@ -64,6 +68,20 @@ export function SessionsPage() {
             ))}
           </select>
         </div>
+        <div class="field">
+          <label for={showId}>Show</label>
+          <select id={showId} value={show} onChange={(e) => setShow(e.currentTarget.value)} aria-describedby={`${showId}-note`}>
+            <option value="">{status ? 'running and closed' : 'running'} (default)</option>
+            {SESSION_STATES.map((s) => (
+              <option key={s.value} value={s.value}>
+                {s.label}
+              </option>
+            ))}
+          </select>
+          <span id={`${showId}-note`} class="hint">
+            Closed sessions come after the running ones.
+          </span>
+        </div>
       </form>
       <form
         class="filters"
@@ -86,11 +104,11 @@ export function SessionsPage() {
       {list.loading && !list.data ? (
         <p class="muted">Loading…</p>
       ) : sessions.length === 0 ? (
-        <p class="empty">No running sessions{user || status ? ' match these filters' : ''}.</p>
+        <p class="empty">No {show === 'closed' ? 'closed ' : show || status ? '' : 'running '}sessions{user || status ? ' match these filters' : ''}.</p>
       ) : (
         <div class="table-scroll">
           <table class="sessions">
-            <caption class="visually-hidden">Running sessions, those waiting for approval first</caption>
+            <caption class="visually-hidden">Sessions, those waiting for approval first, closed ones last</caption>
             <thead>
               <tr>
                 <th scope="col">Session</th>
@@ -98,6 +116,7 @@ export function SessionsPage() {
                 <th scope="col">Status</th>
                 <th scope="col">Version</th>
                 <th scope="col">Started</th>
+                <th scope="col">Closed</th>
               </tr>
             </thead>
             <tbody>
@@ -117,6 +136,7 @@ export function SessionsPage() {
                   </td>
                   <td>{s.version ?? ''}</td>
                   <td>{formatTime(s.startedAt)}</td>
+                  <td>{formatTime(s.closedAt)}</td>
                 </tr>
               ))}
             </tbody>
