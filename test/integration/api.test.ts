@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Validator } from '@cfworker/json-schema';
 import { mintToken, TokenBook, type ApiTokenEntry } from '../../api/auth';
+import { consoleSettings, DEFAULT_CONSOLE_DIR } from '../../api/main';
 import { createApi, listen } from '../../api/server';
 import { readSseEvents, type SseEvent } from '../../api/sse-reader';
 import type { EventHub } from '../../api/event-hub';
@@ -14,6 +15,7 @@ import { MemoryRepository } from '../../activities/memory/memory-repository';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
 import { scrape, total } from '../../api/prometheus-text';
 import { eventually, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+import { buildConsole } from '../../web/build';
 
 /*
  * The HTTP API over real HTTP, in front of the real stack: a worker, the
@@ -845,10 +847,10 @@ describe('HTTP API', () => {
     expect(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`))).toHaveLength(0);
   }, 120_000);
 
-  it('npm run api: the entry point starts from the environment and answers with its tokens', async () => {
-    const { token, entry } = mintToken({ tenant: 'acme', user: 'ana' });
+  /** `npm run api` as a process of its own (api/main.ts), with these settings over the test's; resolves once it listens. */
+  async function startApiMain(settings: Record<string, string>): Promise<{ url: string; output: () => string }> {
     const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-      env: { ...process.env, API_PORT: '0', API_TOKENS: JSON.stringify([entry]), TEMPORAL_TASK_QUEUE: env.taskQueue },
+      env: { ...process.env, API_PORT: '0', TEMPORAL_TASK_QUEUE: env.taskQueue, ...settings },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     closers.push(async () => void child.kill('SIGTERM'));
@@ -856,8 +858,39 @@ describe('HTTP API', () => {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const url = await eventually(() => /API on (http:\/\/\S+) /.exec(out)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(out)) : null), 'the API to listen', 30_000);
+    return { url, output: () => out };
+  }
+
+  it('npm run api: the entry point starts from the environment and answers with its tokens', async () => {
+    const { token, entry } = mintToken({ tenant: 'acme', user: 'ana' });
+    const { url, output } = await startApiMain({ API_TOKENS: JSON.stringify([entry]) });
     const res = await fetch(`${url}/v1/sessions/${uniqueId('nobody')}`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(404);
-    expect(out).not.toContain(token);
+    expect(output()).not.toContain(token);
+  });
+
+  it('npm run api serves the web console as npm start does: the page at /, its bundle, the Temporal Web UI link; API_CONSOLE_DIR picks the bundle or turns it off', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'console-'));
+    closers.push(() => rm(dir, { recursive: true, force: true }));
+    const built = await buildConsole({ outDir: dir });
+    const { token, entry } = mintToken({ tenant: 'acme', user: 'ana' });
+    const { url } = await startApiMain({ API_TOKENS: JSON.stringify([entry]), API_CONSOLE_DIR: built.outDir, TEMPORAL_UI_URL: 'http://temporal-ui.example:8080/' });
+    const page = await fetch(`${url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    const html = await page.text();
+    expect(html).toContain('<title>durable-agent console</title>');
+    expect(html).toContain('/assets/app.js');
+    expect((await fetch(`${url}/assets/app.js`)).status).toBe(200);
+    const me = await fetch(`${url}/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await me.json()).toMatchObject({ tenant: 'acme', user: 'ana', temporalUiUrl: 'http://temporal-ui.example:8080' });
+    const off = await startApiMain({ API_TOKENS: JSON.stringify([entry]), API_CONSOLE_DIR: 'off' });
+    expect((await fetch(`${off.url}/`)).status).toBe(404);
+    // The defaults main takes: the bundle npm install builds, and the local stack's Web UI when Temporal is on this machine.
+    expect(consoleSettings({}, '127.0.0.1:7233')).toEqual({ dir: DEFAULT_CONSOLE_DIR, temporalUiUrl: 'http://127.0.0.1:8233' });
+    expect(consoleSettings({ TEMPORAL_UI_PORT: '9233' }, 'localhost:7233')).toEqual({ dir: DEFAULT_CONSOLE_DIR, temporalUiUrl: 'http://127.0.0.1:9233' });
+    expect(consoleSettings({}, 'temporal.internal:7233')).toEqual({ dir: DEFAULT_CONSOLE_DIR });
+    expect(() => consoleSettings({ TEMPORAL_UI_URL: 'javascript:alert(1)' }, '127.0.0.1:7233')).toThrow(/TEMPORAL_UI_URL must be an http\(s\) URL/);
   });
 });
