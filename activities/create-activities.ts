@@ -30,6 +30,8 @@ export interface ActivityDeps {
   db: Db;
   openai: OpenAI;
   model: { name: string };
+  /** The stores that write behind their calls, when the worker must wait for them at shutdown. */
+  stores?: { usage: UsageStore; promptParts: PromptPartStore };
   /** Prices per million tokens by model (MODEL_PRICES), for usage and cost. */
   pricing?: { prices: PriceTable; currency: string };
   /** Daily token and cost budgets per tenant and user (BUDGETS). */
@@ -75,8 +77,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities & Memory
   const tools =
     deps.toolSource ??
     staticToolSource([...builtinTools(deps.db), ...memoryTools(deps.db, memory), ...(deps.extraTools ?? [])], deps.limits.toolTimeoutMs);
-  const usage = new UsageStore(deps.db, deps.pricing);
-  const promptParts = new PromptPartStore(deps.db);
+  const { usage, promptParts } = deps.stores ?? { usage: new UsageStore(deps.db, deps.pricing), promptParts: new PromptPartStore(deps.db) };
   return new SecretRedactor(deps.secrets ?? []).activities({
     ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name, usage, promptParts }),
     ...createUsageActivities(usage, deps.budgets, deps.pricing, deps.model.name),

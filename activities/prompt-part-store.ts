@@ -42,10 +42,27 @@ export class PromptPartStore {
   private readonly cache = new Map<string, string>();
   private cachedBytes = 0;
 
+  /** Writes and deletions still running behind their calls. */
+  private readonly behind = new Set<Promise<unknown>>();
+
   constructor(
     private readonly db: Db,
     private readonly cacheBytes = DEFAULT_CACHE_BYTES,
   ) {}
+
+  /** Resolves once the writes and deletions still running on this worker are done (or failed). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.behind]);
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.behind.add(work);
+    void work.then(
+      () => this.behind.delete(work),
+      () => this.behind.delete(work),
+    );
+    return work;
+  }
 
   private get collection() {
     return this.db.collection<PartDoc>(PROMPT_PARTS_COLLECTION);
@@ -103,7 +120,7 @@ export class PromptPartStore {
     return {
       messages: prompt.messages.map((id) => parse<ChatMessage>(id)),
       tools: prompt.tools.map((id) => parse<ModelToolDefinition>(id)),
-      stored: this.save(owner, Object.keys(prompt.parts).map((id) => ({ id, body: bodies.get(id) as string }))),
+      stored: this.track(this.save(owner, Object.keys(prompt.parts).map((id) => ({ id, body: bodies.get(id) as string })))),
     };
   }
 
@@ -113,7 +130,7 @@ export class PromptPartStore {
    * a closed run.
    */
   async deleteSession(workflowId: string): Promise<number> {
-    const { deletedCount } = await this.collection.deleteMany({ workflowId });
+    const { deletedCount } = await this.track(this.collection.deleteMany({ workflowId }));
     return deletedCount;
   }
 

@@ -49,6 +49,9 @@ export interface AgentWorkerOverrides {
 }
 
 /** Connects every dependency named in the config and creates a worker for the session workflow. */
+/** How long a stopping worker waits for the writes still behind their calls. */
+const WRITES_BEHIND_WAIT_MS = 5_000;
+
 export async function createAgentWorker(config: RuntimeConfig, overrides: AgentWorkerOverrides = {}): Promise<AgentWorkerHandle> {
   const openai = new OpenAI({
     baseURL: config.model.baseUrl,
@@ -104,8 +107,11 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     await mongo.close().catch(() => undefined);
     throw err;
   });
+  // Usage records and prompt parts are written behind their calls: a worker that stops waits for them.
+  const stores = { usage: new UsageStore(db, pricing), promptParts: new PromptPartStore(db) };
   const activities = createActivities({
     db,
+    stores,
     openai,
     model: { name: config.model.name },
     pricing,
@@ -155,6 +161,11 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
   const close = async () => {
     await connection.close().catch(() => undefined);
     await mcp?.close().catch(() => undefined);
+    // The last calls' usage records (cost, budgets) and prompt parts, before MongoDB closes; not forever.
+    let timer: NodeJS.Timeout | undefined;
+    const behind = Promise.all([stores.usage.settled(), stores.promptParts.settled()]);
+    await Promise.race([behind, new Promise((resolve) => (timer = setTimeout(resolve, WRITES_BEHIND_WAIT_MS)))]);
+    clearTimeout(timer);
     await mongo.close().catch(() => undefined);
   };
   return {
