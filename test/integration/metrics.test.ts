@@ -192,6 +192,8 @@ it('counts an MCP server\'s connects, disconnects, reconnect time, uptime, catal
     await eventually(() => connection.status === 'reconnecting', 'the connection to notice');
     await eventually(() => connection.status === 'ready', 'the reconnect', 15_000);
     expect((await call('grow')).isError).toBeFalsy();
+    // The server answers, with an error result: the call reached it, so it is no error of the connection.
+    expect((await call('fail')).isError).toBe(true);
 
     const s = { server: name };
     let m = await scrape(env.metricsUrl);
@@ -209,6 +211,7 @@ it('counts an MCP server\'s connects, disconnects, reconnect time, uptime, catal
     expect(total(m, METRICS.mcpRefreshes.name, { ...s, reason: 'list_changed', changed: 'true' })).toBe(2);
     expect(total(m, METRICS.mcpRefreshes.name, { ...s, reason: 'requested', changed: 'false' })).toBe(1);
     expect(total(m, METRICS.mcpCalls.name, { ...s, outcome: 'ok' })).toBe(2);
+    expect(total(m, METRICS.mcpCalls.name, { ...s, outcome: 'tool_error' })).toBe(1);
     expect(total(m, METRICS.mcpCalls.name, { ...s, outcome: 'error' })).toBe(0);
     expect(total(m, METRICS.mcpErrors.name, s)).toBe(0);
   } finally {
