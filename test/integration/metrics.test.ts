@@ -255,10 +255,12 @@ it('counts summary folds, archives and restores with their latency, citation che
       { respond: { kind: 'text', text: 'As you said before [mem:abcd1234], yes.' } },
       { respond: { kind: 'text', text: 'Yes.' } },
       { respond: { kind: 'text', text: 'Second answer.' } },
+      // With a one-turn window, every turn after the first folds the one before it into the summary.
       { match: { where: isSummary }, respond: { kind: 'json', value: { userProfile: [], preferences: [], decisions: [], pendingConfirmations: [], unfinishedIntents: [], notes: ['folded'], optionLists: [] } } },
       // Memory extraction when the session archives itself.
       { match: { where: isExtraction }, respond: { kind: 'json', value: { candidates: [] } } },
       { respond: { kind: 'text', text: 'Back again.' } },
+      { match: { where: isSummary }, respond: { kind: 'json', value: { userProfile: [], preferences: [], decisions: [], pendingConfirmations: [], unfinishedIntents: [], notes: ['folded twice'], optionLists: [] } } },
       { match: { where: isExtraction }, respond: { kind: 'json', value: { candidates: [] } } },
     ],
     { lane: sessionId },
@@ -281,14 +283,17 @@ it('counts summary folds, archives and restores with their latency, citation che
 
   const after = await scrape(env.metricsUrl);
   expect(delta(after, METRICS.citationChecks.name, { action: 'regenerated' })).toBe(1);
-  expect(delta(after, METRICS.summaryFolds.name, { result: 'ok' })).toBeGreaterThanOrEqual(1);
-  expect(delta(after, METRICS.summaryFolds.name, { result: 'ok' })).toBe((await scrapeFolds(sessionId)));
+  // Turn 2 folded turn 1; the restored session's turn 3 folded turn 2.
+  expect(delta(after, METRICS.summaryFolds.name, { result: 'ok' })).toBe(2);
+  expect(delta(after, METRICS.summaryFolds.name, { result: 'failed' })).toBe(0);
+  expect(await scrapeFolds(sessionId)).toBe(2);
   expect(delta(after, METRICS.archives.name, { result: 'ok' })).toBe(2);
   expect(delta(after, METRICS.archiveSeconds.name, {}, 'count')).toBe(2);
   expect(delta(after, METRICS.restores.name, {})).toBe(1);
   expect(delta(after, METRICS.restoreSeconds.name, {}, 'count')).toBe(1);
   expect(delta(after, METRICS.memoriesExpired.name, {})).toBe(1);
   expect(delta(after, METRICS.turns.name, { outcome: 'completed' })).toBe(3);
+  env.model.assertDone(sessionId);
 }, 90_000);
 
 /** Folds the session's workflow counted, across its runs (the archived run's counters are restored). */
