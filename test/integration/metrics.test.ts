@@ -131,6 +131,7 @@ it('counts turns, steps, tools, confirmations, model calls and tokens exactly, r
 }, 120_000);
 
 it('counts memory recalls by tier and extracted candidates by gate result and reason', async () => {
+  const before = await scrape(env.metricsUrl);
   const now = new Date();
   const repo = new MemoryRepository(env.db);
   await repo.ensureIndexes();
@@ -165,16 +166,36 @@ it('counts memory recalls by tier and extracted candidates by gate result and re
   await agent.end(sessionId);
   await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
 
+  // The same user again: a question that shares one word with the home city memory (a weak match, by
+  // the word-hashing embedder's thresholds) and one that shares none; the session's end extracts nothing.
+  const later = uniqueId('metrics-mem');
+  env.model.script(
+    [
+      { respond: { kind: 'text', text: 'Perhaps Porto.' } },
+      { respond: { kind: 'text', text: 'A vegetable soup.' } },
+      { match: { where: (req) => (req as { response_format?: unknown }).response_format !== undefined }, respond: { kind: 'json', value: { candidates: [] } } },
+    ],
+    { lane: later },
+  );
+  const laterOptions = sessionOptions(later, { namespace: { tenant: 'acme', user }, memory: { enabled: true } });
+  expect((await agent.ask(laterOptions, { text: 'Which city should I visit?' })).turn.outcome).toBe('completed');
+  expect((await agent.ask(laterOptions, { text: 'What is a good recipe for soup?' })).turn.outcome).toBe('completed');
+  await agent.end(later);
+  await env.client.workflow.getHandle(workflowIdFor(later)).result();
+
   const q = { taskQueue: env.taskQueue };
   const m = await scrape(env.metricsUrl);
-  expect(total(m, METRICS.recalls.name, { ...q, tier: 'strong' })).toBe(1);
-  expect(total(m, METRICS.recalls.name, { ...q, tier: 'weak' })).toBe(0);
-  expect(total(m, METRICS.recallSeconds.name, q, 'count')).toBe(1);
-  expect(total(m, METRICS.memoryWrites.name, { ...q, result: 'accepted', reason: 'created' })).toBe(1);
-  expect(total(m, METRICS.memoryWrites.name, { ...q, result: 'rejected', reason: 'small_talk' })).toBe(1);
-  expect(total(m, METRICS.memoryWrites.name, { ...q, result: 'rejected', reason: 'malformed' })).toBe(1);
-  expect(total(m, METRICS.memoryWrites.name, { ...q, result: 'rejected' })).toBe(2);
+  const delta = (name: string, where: Record<string, string>, field: 'value' | 'count' = 'value') => total(m, name, { ...q, ...where }, field) - total(before, name, { ...q, ...where }, field);
+  expect(delta(METRICS.recalls.name, { tier: 'strong' })).toBe(1);
+  expect(delta(METRICS.recalls.name, { tier: 'weak' })).toBe(1);
+  expect(delta(METRICS.recalls.name, { tier: 'none' })).toBe(1);
+  expect(delta(METRICS.recallSeconds.name, {}, 'count')).toBe(3);
+  expect(delta(METRICS.memoryWrites.name, { result: 'accepted', reason: 'created' })).toBe(1);
+  expect(delta(METRICS.memoryWrites.name, { result: 'rejected', reason: 'small_talk' })).toBe(1);
+  expect(delta(METRICS.memoryWrites.name, { result: 'rejected', reason: 'malformed' })).toBe(1);
+  expect(delta(METRICS.memoryWrites.name, { result: 'rejected' })).toBe(2);
   env.model.assertDone(sessionId);
+  env.model.assertDone(later);
 }, 60_000);
 
 it('counts an MCP server\'s connects, disconnects, reconnect time, uptime, catalog refreshes, sync delay and calls by outcome', async () => {
