@@ -91,6 +91,8 @@ it('counts turns, steps, tools, confirmations, model calls and tokens exactly, r
   expect(total(m, METRICS.toolCalls.name, { ...q, tool: 'local_wipe', status: 'ok' })).toBe(1);
   expect(total(m, METRICS.toolCalls.name, q)).toBe(3);
   expect(total(m, METRICS.toolSeconds.name, { ...q, tool: 'local_slow' }, 'sum')).toBeGreaterThanOrEqual(1);
+  // One run time per call that ran, the approved one included (its wait is the confirmation's).
+  expect(total(m, METRICS.toolSeconds.name, q, 'count')).toBe(3);
   expect(total(m, METRICS.stepsPerTurn.name, q, 'count')).toBe(4);
   // Steps: 1 (retried call is one step), 2, 2, 1 (interrupted on its first).
   expect(total(m, METRICS.stepsPerTurn.name, q, 'sum')).toBe(6);
@@ -129,6 +131,103 @@ it('counts turns, steps, tools, confirmations, model calls and tokens exactly, r
   }
   expect(log.runs.filter((r) => r.tool === 'wipe')).toHaveLength(1);
 }, 120_000);
+
+it('counts the turns, tool calls and confirmations that end otherwise: step limit, failure, interrupt; rejected, failed, timed-out and declined calls; denials by the user, the timeout and an interrupt', async () => {
+  const before = await scrape(env.metricsUrl);
+  const q = { taskQueue: env.taskQueue };
+  const sessionId = uniqueId('metrics-ends');
+  // local_sleepy is off the allow-list.
+  const options = sessionOptions(sessionId, { toolPolicy: { allow: ['local_note', 'local_wipe', 'local_forbidden', 'local_slow'] }, limits: { maxSteps: 2 } });
+  env.model.script(
+    [
+      // Turn 1, step 1: five calls at once, none of which ends well.
+      {
+        respond: {
+          kind: 'tool_calls',
+          calls: [
+            { id: 'c_invalid', name: 'local_note', arguments: { text: 5 } },
+            { id: 'c_off_list', name: 'local_sleepy', arguments: { ms: 1, label: 'x' } },
+            { id: 'c_forbidden', name: 'local_forbidden', arguments: {} },
+            { id: 'c_slow', name: 'local_slow', arguments: {} },
+            { id: 'c_denied', name: 'local_wipe', arguments: { confirmText: 'denied' } },
+          ],
+        },
+      },
+      // Step 2 calls a tool again, and the step limit (2) ends the turn.
+      { match: { hasToolResults: true }, respond: { kind: 'tool_calls', calls: [{ id: 'c_note', name: 'local_note', arguments: { text: 'milk' } }] } },
+      // Turn 2: a request the model refuses for good (no retry): the turn fails.
+      { respond: { kind: 'context_length' } },
+      // Turn 3: a held call, interrupted while it waits.
+      { respond: { kind: 'tool_calls', calls: [{ id: 'c_interrupted', name: 'local_wipe', arguments: { confirmText: 'interrupted' } }] } },
+    ],
+    { lane: sessionId },
+  );
+  const pending = (id: string) => eventually(async () => (await env.agent.getSession(sessionId)).pendingConfirmations.some((p) => p.toolCallId === id), `the held call ${id}`);
+  const limited = await env.agent.send(options, { text: 'do everything' });
+  await pending('c_denied');
+  await env.agent.deny(sessionId, 'c_denied', 'not now');
+  expect((await env.agent.waitForTurn(sessionId, limited.turnId)).outcome).toBe('step_limit');
+  expect((await env.agent.ask(options, { text: 'a very long message' })).turn.outcome).toBe('failed');
+  const held = await env.agent.send(options, { text: 'wipe, then never mind' });
+  await pending('c_interrupted');
+  await env.agent.interrupt(sessionId, 'never mind');
+  expect((await env.agent.waitForTurn(sessionId, held.turnId)).outcome).toBe('interrupted');
+  await env.agent.end(sessionId);
+  await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+  env.model.assertDone(sessionId);
+  // Then another session, whose held call nobody answers within its 1 s: the timeout denies it. (Not at the same
+  // time: with no workflow cache, two sessions at once evict each other mid-task, and a lost task counts twice.)
+  const unanswered = uniqueId('metrics-unanswered');
+  env.model.script(
+    [
+      { respond: { kind: 'tool_calls', calls: [{ id: 'c_unanswered', name: 'local_wipe', arguments: { confirmText: 'unanswered' } }] } },
+      { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Not done.' } },
+    ],
+    { lane: unanswered },
+  );
+  expect((await env.agent.ask(sessionOptions(unanswered, { limits: { confirmationTimeoutMs: 1_000 } }), { text: 'wipe' })).turn.outcome).toBe('completed');
+  await env.agent.end(unanswered);
+  await env.client.workflow.getHandle(workflowIdFor(unanswered)).result();
+  env.model.assertDone(unanswered);
+  // Only these ran (local_forbidden throws before it records a run; slow runs as a local activity, run again if its workflow task is lost).
+  expect(new Set(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`)).map((r) => r.tool))).toEqual(new Set(['note', 'slow']));
+
+  let m = new Map<string, Family>();
+  const delta = (name: string, where: Record<string, string>, field: 'value' | 'count' | 'sum' = 'value') => total(m, name, { ...q, ...where }, field) - total(before, name, { ...q, ...where }, field);
+  await eventually(async () => {
+    m = await scrape(env.metricsUrl);
+    return delta(METRICS.turns.name, {}) === 4;
+  }, 'the four turns to be counted');
+  // Sessions
+  const turns = (outcome: string) => delta(METRICS.turns.name, { outcome });
+  expect({ step_limit: turns('step_limit'), failed: turns('failed'), interrupted: turns('interrupted'), completed: turns('completed') }).toEqual({ step_limit: 1, failed: 1, interrupted: 1, completed: 1 });
+  // Steps: 2 (the limit), 1 (failed on its first), 1 (interrupted on its first); 2 in the other session.
+  expect(delta(METRICS.stepsPerTurn.name, {}, 'count')).toBe(4);
+  expect(delta(METRICS.stepsPerTurn.name, {}, 'sum')).toBe(6);
+  expect(delta(METRICS.modelCalls.name, { purpose: 'step', outcome: 'error' })).toBe(1);
+  expect(delta(METRICS.modelErrors.name, { purpose: 'step', class: 'ModelRequestInvalid' })).toBe(1);
+  // Tools: the interrupted call never got a status (it was neither run nor declined before the turn ended).
+  const calls = (tool: string, status: string) => delta(METRICS.toolCalls.name, { tool, status });
+  expect({
+    invalid: calls('local_note', 'rejected'),
+    offList: calls('local_sleepy', 'rejected'),
+    failed: calls('local_forbidden', 'failed'),
+    timeout: calls('local_slow', 'timeout'),
+    declined: calls('local_wipe', 'declined'),
+    ok: calls('local_note', 'ok'),
+    all: delta(METRICS.toolCalls.name, {}),
+  }).toEqual({ invalid: 1, offList: 1, failed: 1, timeout: 1, declined: 2, ok: 1, all: 7 });
+  // Run time only for the calls that ran (failed, timed out, ok); none for the held ones, however long they waited.
+  expect(delta(METRICS.toolSeconds.name, {}, 'count')).toBe(3);
+  expect(delta(METRICS.toolSeconds.name, { tool: 'local_wipe' }, 'count')).toBe(0);
+  expect(delta(METRICS.toolSeconds.name, { tool: 'local_sleepy' }, 'count')).toBe(0);
+  expect(delta(METRICS.toolSeconds.name, { tool: 'local_note' }, 'count')).toBe(1);
+  // Confirmations: one denied by the user, one by the timeout, one by the interrupt; each wait observed once.
+  const denied = (by: string) => delta(METRICS.confirmations.name, { decision: 'denied', decided_by: by });
+  expect({ user: denied('user'), timeout: denied('timeout'), interrupt: denied('interrupt'), all: delta(METRICS.confirmations.name, {}) }).toEqual({ user: 1, timeout: 1, interrupt: 1, all: 3 });
+  expect(delta(METRICS.confirmationWait.name, {}, 'count')).toBe(3);
+  expect(delta(METRICS.confirmationWait.name, {}, 'sum')).toBeGreaterThanOrEqual(1);
+}, 90_000);
 
 it('counts memory recalls by tier and extracted candidates by gate result and reason', async () => {
   const before = await scrape(env.metricsUrl);
