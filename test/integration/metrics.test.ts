@@ -8,7 +8,10 @@ import { PROJECT_ROOT, recordingLogger } from '../support/mcp-servers';
 import { DAY, fact, userSource } from '../support/memory-fixtures';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
 import { scrape, total, type Family } from '../../api/prometheus-text';
-import { eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+import { collectEvents, eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+import { mintToken, TokenBook } from '../../api/auth';
+import { createApi, listen } from '../../api/server';
+import { readSseEvents } from '../../api/sse-reader';
 import { checkBudget } from '../../activities/usage/budgets';
 import { USAGE_COLLECTION, UsageStore } from '../../activities/usage/usage-store';
 import type { ChatRequest } from '../../scripted-model';
@@ -132,7 +135,7 @@ it('counts turns, steps, tools, confirmations, model calls and tokens exactly, r
   expect(log.runs.filter((r) => r.tool === 'wipe')).toHaveLength(1);
 }, 120_000);
 
-it('counts the turns, tool calls and confirmations that end otherwise: step limit, failure, interrupt; rejected, failed, timed-out and declined calls; denials by the user, the timeout and an interrupt', async () => {
+it('counts the turns, tool calls and confirmations that end otherwise: step limit, failure, interrupt; rejected, failed, timed-out and declined calls; denials by the user, the timeout and an interrupt; and the API server counts each event it streams', async () => {
   const before = await scrape(env.metricsUrl);
   const q = { taskQueue: env.taskQueue };
   const sessionId = uniqueId('metrics-ends');
@@ -227,6 +230,28 @@ it('counts the turns, tool calls and confirmations that end otherwise: step limi
   expect({ user: denied('user'), timeout: denied('timeout'), interrupt: denied('interrupt'), all: delta(METRICS.confirmations.name, {}) }).toEqual({ user: 1, timeout: 1, interrupt: 1, all: 3 });
   expect(delta(METRICS.confirmationWait.name, {}, 'count')).toBe(3);
   expect(delta(METRICS.confirmationWait.name, {}, 'sum')).toBeGreaterThanOrEqual(1);
+
+  // The API server streams the closed session's events (from its archive) and counts each one it writes.
+  const kept = await collectEvents(env.agent, sessionId, () => false);
+  const { token, entry } = mintToken({ tenant: 'acme', user: 'ana' });
+  const api = createApi({ agent: env.agent, tokens: new TokenBook([entry]) });
+  const server = await listen(api.app, 0);
+  try {
+    const res = await fetch(`${server.url}/v1/sessions/${sessionId}/events`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(20_000) });
+    expect(res.status).toBe(200);
+    const streamed: string[] = [];
+    for await (const e of readSseEvents(res.body!)) {
+      if (e.event === 'end') break;
+      streamed.push(e.event ?? '');
+    }
+    expect(streamed).toEqual(kept.map((e) => e.event.type));
+    expect(streamed.length).toBeGreaterThan(10);
+    // Written before the stream's end, so counted by the time the reader sees it.
+    expect(total(await scrape(`${server.url}/metrics`), 'agent_api_events_sent_total', {})).toBe(streamed.length);
+  } finally {
+    await server.close();
+    api.hub.close();
+  }
 }, 90_000);
 
 it('counts memory recalls by tier and extracted candidates by gate result and reason', async () => {
