@@ -1,3 +1,5 @@
+import { scrape, total } from '../../api/prometheus-text';
+import { METRICS } from '../../workflows/metric-catalog';
 import { mintToken, TokenBook } from '../../api/auth';
 import { createApi, listen } from '../../api/server';
 import { USAGE_COLLECTION, UsageStore } from '../../activities/usage/usage-store';
@@ -127,6 +129,8 @@ describe('budgets', () => {
       { lane: sessionId },
     );
     const agent = budgeted.agent.as({ tenant, user: 'ana' });
+    const turnsEnded = async () => total(await scrape(budgeted.metricsUrl), METRICS.turns.name, { taskQueue: budgeted.taskQueue, outcome: 'budget_exceeded' });
+    const endedBefore = await turnsEnded();
     const first = await agent.ask(options, { text: 'note y' });
     expect(first.turn.outcome).toBe('budget_exceeded');
     expect(first.turn.error).toMatch(/BudgetExceeded: the daily token budget is spent \(user .*\/ana: 1 tokens a day\)/);
@@ -138,6 +142,7 @@ describe('budgets', () => {
     expect(second.turn.outcome).toBe('budget_exceeded');
     expect(second.turn.modelCalls).toBe(0);
     expect(budgeted.model.requestsFor(sessionId)).toHaveLength(1);
+    expect((await turnsEnded()) - endedBefore).toBe(2);
 
     const events: string[] = [];
     for await (const e of agent.events(sessionId)) {
