@@ -16,8 +16,7 @@ import type { MetricsHistory } from './metrics-history';
 import { invalidFields, routeFinder } from './invalid-fields';
 import { ProblemError, problemFor, sendProblem } from './problem';
 import { listSessions } from './session-list';
-import { approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, usageRoute, deleteMemoryRoute, listMemoriesRoute, memoryAuditRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
-import { IF_MATCH_PATTERN } from './routes';
+import { IF_MATCH_PATTERN, approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, usageRoute, deleteMemoryRoute, listMemoriesRoute, memoryAuditRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
 
 export interface ApiLimits {
   /** Largest request body, in bytes (413 above). */
