@@ -34,6 +34,8 @@ export interface MetricsSample {
 
 export interface MetricsSeries {
   everyMs: number;
+  /** How many samples the server keeps. */
+  keep: number;
   catalog: Array<{ name: string; kind: MetricSpec['kind']; capability: Capability; help: string; labels: string[] }>;
   workers: string[];
   samples: MetricsSample[];
@@ -102,12 +104,15 @@ export class MetricsHistory {
     if (this.samples.length > this.options.keep) this.samples.splice(0, this.samples.length - this.options.keep);
   }
 
-  series(): MetricsSeries {
+  /** The samples kept, oldest first; with `after` (an ISO time), only those taken later. */
+  series(after?: string): MetricsSeries {
+    const since = after === undefined ? undefined : Date.parse(after);
     return {
       everyMs: this.options.everyMs,
+      keep: this.options.keep,
       catalog: (Object.values(METRICS) as MetricSpec[]).map(({ name, kind, capability, help, labels }) => ({ name, kind, capability, help, labels: [...labels] })),
       workers: this.workerUrls,
-      samples: [...this.samples],
+      samples: since === undefined ? [...this.samples] : this.samples.filter((s) => Date.parse(s.at) > since),
     };
   }
 }

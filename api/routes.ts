@@ -364,6 +364,14 @@ export const metricsSeriesRoute = createRoute({
   path: '/v1/metrics/series',
   summary: 'The workers\' metrics over the last hour, per capability, for the dashboard (admins)',
   security,
+  request: {
+    query: z.object({
+      after: z.iso
+        .datetime({ offset: true })
+        .optional()
+        .openapi({ description: 'Only the samples taken after this time: the `at` of the newest sample the caller holds, so a dashboard that polls reads each sample once' }),
+    }),
+  },
   responses: {
     200: {
       description: 'Samples, oldest first',
@@ -372,6 +380,8 @@ export const metricsSeriesRoute = createRoute({
           schema: z
             .object({
               everyMs: z.number().int(),
+              /** How many samples the server keeps (the last hour at the default interval). */
+              keep: z.number().int(),
               catalog: z.array(z.object({ name: z.string(), kind: z.enum(['counter', 'histogram', 'gauge']), capability: z.enum(['sessions', 'tools', 'mcp', 'memory', 'model']), help: z.string(), labels: z.array(z.string()) })),
               workers: z.array(z.string()),
               samples: z.array(z.object({ at: z.string(), metrics: z.record(z.string(), z.array(MetricRowSchema)), unreachable: z.array(z.object({ url: z.string(), error: z.string() })) })),

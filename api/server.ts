@@ -354,7 +354,7 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     if (!options.metricsHistory) {
       throw new ProblemError(404, 'MetricsNotConfigured', 'This server reads no worker metrics: set WORKER_METRICS_URLS to the workers\' /metrics addresses (each worker serves one with METRICS_PORT).');
     }
-    return c.json(options.metricsHistory.series(), 200);
+    return c.json(options.metricsHistory.series(c.req.valid('query').after), 200);
   });
 
   app.doc31('/openapi.json', {

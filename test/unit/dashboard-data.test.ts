@@ -18,7 +18,7 @@ function sample(minute: number, ...scrapes: string[]): MetricsSample {
   return { at: new Date(T0 + minute * 60_000).toISOString(), metrics, unreachable: [] };
 }
 
-const seriesOf = (...samples: MetricsSample[]): MetricsSeries => ({ everyMs: 60_000, catalog: [], workers: [], samples });
+const seriesOf = (...samples: MetricsSample[]): MetricsSeries => ({ everyMs: 60_000, keep: 360, catalog: [], workers: [], samples });
 
 /** Tool calls of two tools with two statuses, on two task queues: the exporter's own label order, tool first. */
 const toolCalls = (n: { lookupOk: number; lookupTimeout: number; sendOk: number; sendTimeout: number }) => `# HELP agent_tool_calls_total Tool calls

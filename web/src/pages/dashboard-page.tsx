@@ -1,5 +1,5 @@
 import { Fragment } from 'preact';
-import { useMemo } from 'preact/hooks';
+import { useMemo, useRef } from 'preact/hooks';
 import type { Capability } from '../../../workflows/metric-catalog';
 import { isAdmin, useSigned } from '../auth';
 import { ProblemView } from '../components/problem-view';
@@ -17,7 +17,19 @@ import { usePoll } from '../poll';
 export function DashboardPage() {
   const { api, me } = useSigned();
   const admin = isAdmin(me);
-  const polled = usePoll((signal) => (admin ? api.get<MetricsSeries>('/v1/metrics/series', signal) : Promise.resolve(undefined)), 10_000, `dashboard-${admin}`);
+  // Each poll asks only for the samples taken since the newest one held, and adds them to those.
+  const held = useRef<MetricsSeries | undefined>(undefined);
+  const polled = usePoll(
+    async (signal) => {
+      if (!admin) return undefined;
+      const newest = held.current?.samples.at(-1)?.at;
+      const fresh = await api.get<MetricsSeries>(`/v1/metrics/series${newest ? `?after=${encodeURIComponent(newest)}` : ''}`, signal);
+      held.current = newest && held.current ? { ...fresh, samples: [...held.current.samples, ...fresh.samples].slice(-fresh.keep) } : fresh;
+      return held.current;
+    },
+    10_000,
+    `dashboard-${admin}`,
+  );
   const s = polled.data;
   const charts = useMemo(() => (s ? DASHBOARD.map((section) => ({ section, drawn: section.charts.map((spec) => ({ spec, chart: chartOf(s, spec) })) })) : undefined), [s]);
   return (
