@@ -123,6 +123,7 @@ async function main(started: Started): Promise<void> {
     WORKFLOW_BUNDLE_PATH: started.bundlePath,
     // As `npm run worker` starts a worker (package.json; docs/scale-out.md, "Peak RSS").
     MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX || '2',
+    NODE_OPTIONS: `--max-old-space-size=${process.env.WORKER_HEAP_MB || '512'} ${process.env.NODE_OPTIONS ?? ''}`.trim(),
   };
   // Parsed here too: a bad WORKER_* value stops the bench before any process starts, and the report names the tuning.
   const config = loadConfig(workerEnv);

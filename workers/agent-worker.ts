@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { PromptPartStore } from '../activities/prompt-part-store';
 import OpenAI from 'openai';
@@ -20,7 +21,7 @@ import { connectMongo, connectTemporal } from './dependencies';
 import { ensureMaintenanceSchedule } from './maintenance-schedule';
 import { temporalTransportOptions } from './temporal-connection-options';
 import { workerTracingOptions, type Tracing } from './tracing';
-import { workerTuningOptions } from './worker-tuning';
+import { heapWarning, workerTuningOptions } from './worker-tuning';
 import { WORKFLOWS_PATH, workflowBundlerOptions } from './workflow-bundle';
 
 export interface AgentWorkerHandle {
@@ -60,6 +61,8 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     timeout: config.model.requestTimeoutMs,
     maxRetries: 0,
   });
+  const heap = heapWarning(config.worker.maxCachedWorkflows, getHeapStatistics().heap_size_limit);
+  if (heap) console.warn(`[worker] ${heap}`);
   const pricing = overrides.pricing ?? priceTableFromEnv(process.env);
   const budgets = overrides.budgets ?? budgetsFromEnv(process.env);
   checkCostBudgetsPriced(budgets, pricing.prices, config.model.name);

@@ -105,3 +105,26 @@ export function workerTuningOptions(t: WorkerTuning): Partial<WorkerOptions> {
     maxConcurrentLocalActivityExecutions: t.maxConcurrentLocalActivities,
   };
 }
+
+/** Heap a worker needs besides its cached sessions (after a full GC, models loaded; bench:concurrency). */
+export const WORKER_BASE_HEAP_MB = 180;
+/** Heap an idle cached session of a few turns holds (bench:concurrency; longer sessions hold more). */
+export const CACHED_SESSION_HEAP_MB = 1.5;
+
+/**
+ * A warning when a full cache of sessions would not fit this process's heap
+ * limit with room to spare: V8 would then run out of memory and the worker
+ * crash (and, restarted, fill its cache and crash again). npm run worker
+ * sets the limit from WORKER_HEAP_MB (default 512; docs/scale-out.md).
+ */
+export function heapWarning(maxCachedWorkflows: number, heapLimitBytes: number): string | undefined {
+  const limitMb = Math.floor(heapLimitBytes / 1_048_576);
+  const needMb = Math.ceil(WORKER_BASE_HEAP_MB + maxCachedWorkflows * CACHED_SESSION_HEAP_MB);
+  // A quarter of the limit is left for the garbage of the sessions running at once.
+  if (needMb <= limitMb * 0.75) return undefined;
+  return (
+    `a full cache of ${maxCachedWorkflows} sessions needs about ${needMb} MB of heap (${WORKER_BASE_HEAP_MB} MB + ${CACHED_SESSION_HEAP_MB} MB a session, more for long ones), ` +
+    `close to or over this process's limit of ${limitMb} MB: raise the limit (WORKER_HEAP_MB for npm run worker, else node --max-old-space-size) ` +
+    `to at least ${Math.ceil(needMb / 0.75)} MB, or lower WORKER_MAX_CACHED_WORKFLOWS`
+  );
+}

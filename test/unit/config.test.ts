@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { ConfigError, configuredSecrets, describeConfig, loadConfig, mongoAddress } from '../../workers/config';
-import { WORKER_TUNING_DEFAULTS, workerTuningOptions } from '../../workers/worker-tuning';
+import { heapWarning, WORKER_TUNING_DEFAULTS, workerTuningOptions } from '../../workers/worker-tuning';
 
 describe('runtime configuration', () => {
   it('gives working defaults for the local stack', () => {
@@ -167,6 +167,17 @@ describe('runtime configuration', () => {
       const error = problemsOf({ WORKER_TUNER_TARGET_MEMORY_USAGE: '0.8', WORKER_TUNER_TARGET_CPU_USAGE: '0.9', WORKER_MAX_CONCURRENT_ACTIVITIES: '50' });
       expect(error.problems).toEqual([expect.objectContaining({ field: 'worker.maxConcurrentActivities', source: 'WORKER_MAX_CONCURRENT_ACTIVITIES' })]);
       expect(error.message).toMatch(/cannot be set together with the resource-based tuner/);
+    });
+
+    it('warns when a full cache of sessions would not fit the heap, naming both settings', () => {
+      const MB = 1_048_576;
+      // npm run worker's default heap (512 MB old space, 560 MB in all) holds the default cache.
+      expect(heapWarning(WORKER_TUNING_DEFAULTS.maxCachedWorkflows, 560 * MB)).toBeUndefined();
+      expect(heapWarning(500, 560 * MB)).toBe(
+        "a full cache of 500 sessions needs about 930 MB of heap (180 MB + 1.5 MB a session, more for long ones), close to or over this process's limit of 560 MB: raise the limit (WORKER_HEAP_MB for npm run worker, else node --max-old-space-size) to at least 1240 MB, or lower WORKER_MAX_CACHED_WORKFLOWS",
+      );
+      expect(heapWarning(500, 1240 * MB)).toBeUndefined();
+      expect(heapWarning(0, 100 * MB)).toMatch(/needs about 180 MB/);
     });
   });
 });
