@@ -9,7 +9,6 @@ import {
   type TLSConfig,
 } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes, type DataConverter } from '@temporalio/common';
-import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { agentSession } from '../workflows/agent-session';
@@ -64,6 +63,7 @@ import {
   TruncatedOffsetError,
 } from './errors';
 import { CallDeadline, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, connectBounded } from './call-deadline';
+import { sessionStreamClient } from './event-stream-subscription';
 
 export interface AgentClientOptions {
   client: Client;
@@ -416,7 +416,7 @@ export class AgentClient {
     }
     // Read access is checked like getSession's (the owner, or an approver or admin of its tenant) before the first poll.
     await this.getSession(sessionId);
-    const stream = WorkflowStreamClient.create(this.client, workflowIdFor(sessionId));
+    const stream = sessionStreamClient(this.client, workflowIdFor(sessionId));
     const topic = stream.topic<unknown>(EVENTS_TOPIC);
     // The default cooldown between polls batches events (~100 ms latency) and keeps each poll, an update in history, from costing one event per delta.
     const items = topic.subscribe(options.fromOffset ?? 0)[Symbol.asyncIterator]();

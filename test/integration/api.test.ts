@@ -526,6 +526,65 @@ describe('HTTP API', () => {
     await env.agent.end(sessionId);
   }, 120_000);
 
+  it('one event stream held open across continue-as-new and the archive gets every id once and in order, every turn, then status archived and end; so does a typed reader that pauses before the continue-as-new and resumes after the archive', async () => {
+    const sessionId = uniqueId('api-one-stream');
+    const options = { sessionId, namespace: { tenant: 'acme', user: 'ana' }, memory: { enabled: false }, limits: { maxHistoryEvents: 200, windowMaxTurns: 200, windowMaxTokens: 1_000_000 } };
+    env.model.script(Array.from({ length: 40 }, (_, i) => ({ respond: { kind: 'text' as const, text: `Answer ${i}.` } })), { lane: sessionId });
+    const handle = env.client.workflow.getHandle(`session-${sessionId}`);
+    await env.agent.ask(options, { text: 'message 0' });
+    const firstRun = (await handle.describe()).runId;
+    const opened = hub.subscriptionsOpened;
+    // The one connection of this test: open before the run changes, read until the stream ends.
+    let turnsSeen = 0;
+    const reading = readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, (e) => {
+      if (e.event === 'turn_completed') turnsSeen += 1;
+      return e.event === 'end' || e.event === 'problem';
+    });
+    // The typed reader reads the first turn (its last poll goes to the first run), then nothing until the session has closed.
+    const stopPaused = new AbortController();
+    const paused = env.agent.events(sessionId, { signal: stopPaused.signal });
+    const pausedOffsets: number[] = [];
+    for (let r = await paused.next(); !r.done; r = await paused.next()) {
+      pausedOffsets.push(r.value.offset);
+      if (r.value.event.type === 'turn_completed') break;
+    }
+    await eventually(async () => turnsSeen === 1, 'the first turn on the open stream');
+    let turns = 1;
+    for (; turns < 40 && (await handle.describe()).runId === firstRun; turns++) await env.agent.ask(options, { text: `message ${turns}` });
+    expect((await handle.describe()).runId).not.toBe(firstRun);
+    // Ended at once: the next run may close before the stream's first poll reaches it.
+    await env.agent.end(sessionId);
+    const events = await reading;
+
+    const withIds = events.filter((e) => e.id !== undefined);
+    const ids = withIds.map((e) => Number(e.id));
+    expect(ids).toEqual(ids.map((_, i) => i));
+    const texts = events.filter((e) => e.event === 'turn_completed').map((e) => (JSON.parse(e.data) as { text: string }).text);
+    expect(texts).toEqual(Array.from({ length: turns }, (_, i) => `Answer ${i}.`));
+    expect(events.at(-1)).toMatchObject({ event: 'end' });
+    const last = withIds.at(-1)!;
+    expect(last.event).toBe('status_change');
+    expect(JSON.parse(last.data)).toMatchObject({ type: 'status_change', status: 'archived', reason: 'ended by request' });
+    // The server followed the session with the one subscription it opened for this stream.
+    expect(hub.subscriptionsOpened - opened).toBe(1);
+
+    // Resumed after the archive, the typed reader gets the same rest and ends (before, its stream polled the closed session forever).
+    await eventually(async () => (await handle.describe()).status.name === 'COMPLETED', 'the session to close');
+    const drained = (async () => {
+      for (let r = await paused.next(); !r.done; r = await paused.next()) pausedOffsets.push(r.value.offset);
+    })();
+    drained.catch(() => undefined);
+    let stuck: NodeJS.Timeout | undefined;
+    const tooLong = new Promise<never>((_, reject) => {
+      stuck = setTimeout(() => {
+        stopPaused.abort();
+        reject(new Error(`the typed reader did not end within 10 s of the archive; its last offset was ${pausedOffsets.at(-1)}`));
+      }, 10_000);
+    });
+    await Promise.race([drained, tooLong]).finally(() => clearTimeout(stuck));
+    expect(pausedOffsets).toEqual(ids);
+  }, 60_000);
+
   it('an offset the session no longer keeps (after continue-as-new) is 410 TruncatedOffset naming the earliest kept; the typed client throws TruncatedOffsetError', async () => {
     const sessionId = uniqueId('api-trunc');
     // A window big enough never to fold (no summary calls to script), and the smallest history budget, so the run continues as new soon.
