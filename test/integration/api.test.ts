@@ -906,6 +906,105 @@ describe('HTTP API', () => {
     expect(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`))).toHaveLength(0);
   }, 120_000);
 
+  it('randomized cross-principal requests on the lists, the approvals inbox, memories and usage: no row or item of another tenant or user in any answer, every forbidden call 403 (another\'s namespace) or 404 (another\'s memory under one\'s own)', async () => {
+    // What there is to leak: a session of ana's and one of eve's, each holding a call for approval (listed, in an inbox, with usage), and memories of a user of acme.
+    const anaSession = uniqueId('api-leak-ana');
+    const eveSession = uniqueId('api-leak-eve');
+    scriptWipe(anaSession);
+    scriptWipe(eveSession);
+    const victim = uniqueId('memvictim');
+    const marker = uniqueId('marker');
+    const now = new Date();
+    const repo = new MemoryRepository(env.db);
+    const common = { source: userSource('s-1', 'turn-1'), statedAt: now, expiresAt: new Date(now.getTime() + 30 * DAY) };
+    const scoped = repo.forNamespace({ tenant: 'acme', user: victim });
+    const [, , memoryIds] = await Promise.all([
+      call('POST', `/v1/sessions/${anaSession}/messages`, tokens.ana, { text: 'wipe my notes', options: { memory: { enabled: false } } }),
+      call('POST', `/v1/sessions/${eveSession}/messages`, tokens.eve, { text: 'wipe my notes', options: { memory: { enabled: false } } }),
+      repo.ensureIndexes().then(() => Promise.all([fact('home city', `Lisbon ${marker}`, common), fact('team', `platform ${marker}`, common)].map(async (f) => (await scoped.writeFact(f, { actor: { by: 'import' }, now })).memoryId))),
+    ]);
+    const victimMemories = `/v1/users/acme/${victim}/memories`;
+    type Row = { sessionId: string; tenant: string; user: string };
+    const json = async <T>(res: Response) => {
+      expect(res.status).toBe(200);
+      return (await res.json()) as T;
+    };
+    // The owners and the admin see all of it, so an empty answer below is a refusal, not a lack of data.
+    const listed = (token: string, sessionId: string) => async () => ((await json<{ approvals: Row[] }>(await call('GET', '/v1/approvals', token))).approvals.some((a) => a.sessionId === sessionId) ? true : null);
+    await Promise.all([
+      eventually(listed(tokens.boss, anaSession), 'ana\'s call in the approver\'s inbox'),
+      eventually(listed(tokens.eve, eveSession), 'eve\'s call in her inbox'),
+      eventually(async () => ((await json<{ total: { calls: number } }>(await call('GET', `/v1/usage?sessionId=${anaSession}`, tokens.ana))).total.calls > 0 ? true : null), 'ana\'s usage recorded'),
+    ]);
+    expect((await json<{ memories: Array<{ id: string }> }>(await call('GET', victimMemories, tokens.admin))).memories.map((m) => m.id).sort()).toEqual([...memoryIds].sort());
+
+    type Caller = { token: string; tenant: string; user: string; approver: boolean; foreign: string[] };
+    const memoryLeaks = [`Lisbon ${marker}`, `platform ${marker}`, ...memoryIds];
+    const callers: Caller[] = [
+      { token: tokens.eve, tenant: 'evil', user: 'eve', approver: false, foreign: [anaSession, ...memoryLeaks] },
+      { token: tokens.bob, tenant: 'acme', user: 'bob', approver: false, foreign: [anaSession, eveSession, ...memoryLeaks] },
+      { token: tokens.boss, tenant: 'acme', user: 'boss', approver: true, foreign: [eveSession, ...memoryLeaks] },
+    ];
+    /** Rows a caller may see: their tenant's, and only their own unless they approve. */
+    const mayRead = (c: Caller, r: Row) => r.tenant === c.tenant && (c.approver || r.user === c.user);
+    const random = seededRandom(20261202);
+    const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+    // Every probe in each of its forms for every caller, then 24 drawn at random. Each memory and usage call the server answers (not
+    // refused at the door) is a short workflow of its own, about 150 ms here: those have few forms, and weight 1 in the draw against 4.
+    type Probe = { weight: number; status: number; method?: 'GET' | 'DELETE'; paths: Array<(c: Caller) => string>; rows?: (body: Record<string, unknown>) => Row[]; check?: (body: Record<string, unknown>) => void };
+    const own = (c: Caller) => `/v1/users/${c.tenant}/${c.user}/memories`;
+    const fixed = (...paths: string[]) => paths.map((p) => () => p);
+    const probes: Probe[] = [
+      { weight: 4, status: 200, paths: fixed('/v1/sessions', '/v1/sessions?user=ana', '/v1/sessions?user=eve', '/v1/sessions?status=awaiting_approval', '/v1/sessions?state=any&limit=200'), rows: (b) => b.sessions as Row[] },
+      { weight: 4, status: 200, paths: fixed('/v1/approvals', '/v1/approvals?limit=200'), rows: (b) => b.approvals as Row[] },
+      { weight: 4, status: 403, paths: fixed(victimMemories, `${victimMemories}?q=${marker}`, `${victimMemories}?status=active,deleted`, `${victimMemories}?kind=fact&limit=500`) },
+      { weight: 4, status: 403, paths: [() => `${victimMemories}/${pick(memoryIds)}/audit`] },
+      { weight: 4, status: 403, method: 'DELETE', paths: [() => `${victimMemories}/${pick(memoryIds)}`] },
+      { weight: 1, status: 200, paths: [(c) => `${own(c)}?q=${marker}`], check: (b) => expect(b.memories).toEqual([]) },
+      { weight: 1, status: 404, paths: [(c) => `${own(c)}/${pick(memoryIds)}/audit`] },
+      { weight: 1, status: 404, method: 'DELETE', paths: [(c) => `${own(c)}/${pick(memoryIds)}`] },
+      { weight: 1, status: 403, paths: fixed('/v1/usage?user=ana', '/v1/usage?all=true&days=7') },
+      { weight: 1, status: 200, paths: fixed(`/v1/usage?sessionId=${anaSession}&days=7`), check: (b) => expect(b).toMatchObject({ rows: [], total: { calls: 0 } }) },
+    ];
+    const weighted = probes.flatMap((p) => Array.from({ length: p.weight }, () => p));
+    const plan = [
+      ...callers.flatMap((caller) => probes.flatMap((probe) => probe.paths.map((path) => ({ probe, caller, path })))),
+      ...Array.from({ length: 24 }, () => {
+        const probe = pick(weighted);
+        return { probe, caller: pick(callers), path: pick(probe.paths) };
+      }),
+    ];
+    const mismatches: string[] = [];
+    let rowsChecked = 0;
+    // One at a time: the workflows behind them share the worker either way (eight at once took as long).
+    for (const { probe, caller, path: pathOf } of plan) {
+      const path = pathOf(caller);
+      const res = await call(probe.method ?? 'GET', path, caller.token);
+      const text = await res.text();
+      const where = `${caller.user} ${probe.method ?? 'GET'} ${path}`;
+      if (res.status !== probe.status) mismatches.push(`${where}: ${res.status}, not ${probe.status}`);
+      const failureType = { 403: 'NotAuthorized', 404: 'MemoryNotFound' }[res.status];
+      if (failureType && (JSON.parse(text) as { failureType?: string }).failureType !== failureType) mismatches.push(`${where}: not a ${failureType} problem: ${text.slice(0, 200)}`);
+      // An id the caller sent may come back in the problem's detail; anything else of another's may not.
+      for (const s of caller.foreign) if (text.includes(s) && !path.includes(s)) mismatches.push(`${where}: the answer holds ${s}`);
+      if (res.status !== 200) continue;
+      const body = JSON.parse(text) as Record<string, unknown>;
+      for (const row of probe.rows?.(body) ?? []) {
+        rowsChecked += 1;
+        if (!mayRead(caller, row)) mismatches.push(`${where}: a row of ${row.tenant}/${row.user} (${row.sessionId})`);
+      }
+      probe.check?.(body);
+    }
+    expect(mismatches).toEqual([]);
+    // Not vacuous: the callers' own rows were there to check (eve's session, the tenant's for the approver).
+    expect(rowsChecked).toBeGreaterThan(0);
+    // Nothing was changed: the memories are all there and active, ana's call still waits.
+    const after = await json<{ memories: Array<{ id: string; status: string }> }>(await call('GET', victimMemories, tokens.admin));
+    expect(after.memories.map((m) => [m.id, m.status]).sort()).toEqual(memoryIds.map((id) => [id, 'active']).sort());
+    expect(((await json<{ pendingConfirmations: unknown[] }>(await call('GET', `/v1/sessions/${anaSession}`, tokens.ana))).pendingConfirmations)).toHaveLength(1);
+    for (const [token, id] of [[tokens.ana, anaSession], [tokens.eve, eveSession]] as const) await call('POST', `/v1/sessions/${id}/tool-calls/call_wipe/decision`, token, { approved: false, reason: 'test over' });
+  }, 60_000);
+
   /** `npm run api` as a process of its own (api/main.ts), with these settings over the test's; resolves once it listens. */
   async function startApiMain(settings: Record<string, string>): Promise<{ url: string; output: () => string }> {
     const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
