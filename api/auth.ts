@@ -28,7 +28,33 @@ export function mintToken(principal: { tenant: string; user: string; roles?: Pri
   return { token, entry: ApiTokenEntry.parse({ sha256: sha256Hex(token), ...principal }) };
 }
 
-/** Reads the token list from API_TOKENS (JSON) or API_TOKENS_FILE (a JSON file); a bad list is an error naming where. */
+/** What a token list looks like, for error messages. */
+const ENTRY_EXAMPLE = '[{"sha256":"<the token\'s SHA-256, hex>","tenant":"acme","user":"ana","roles":["user"]}]';
+
+/** A token as mintToken makes them (what a person may paste where its entry belongs). */
+const TOKEN_PATTERN = /\bdat_[A-Za-z0-9_-]{16,}/;
+
+/**
+ * Where and why `text` is not JSON, from JSON.parse's error. Only the part of
+ * its message that says what was expected is kept: V8 quotes the text around
+ * the error (or all of a short text), and that text may be a token.
+ */
+function jsonSyntaxError(text: string, err: unknown): string {
+  const message = err instanceof Error ? err.message : '';
+  const located = /^([^"]*) in JSON at position (\d+)/.exec(message);
+  const position = located ? Number(located[2]) : undefined;
+  if (/Unexpected end of JSON input/.test(message) || (position !== undefined && position >= text.trimEnd().length)) return ': it ends before the JSON does (a bracket, brace or quote left open?)';
+  if (!located || position === undefined) return ' (unexpected text)';
+  const before = text.slice(0, position);
+  const expected = located[1]!;
+  return ` at line ${before.split('\n').length}, column ${position - before.lastIndexOf('\n')} (${expected.charAt(0).toLowerCase()}${expected.slice(1)})`;
+}
+
+/**
+ * Reads the token list from API_TOKENS (JSON) or API_TOKENS_FILE (a JSON
+ * file). A list that cannot be used is an error naming where it came from and
+ * what is wrong, never repeating its text: it may hold a token pasted by mistake.
+ */
 export function loadTokens(env: NodeJS.ProcessEnv): ApiTokenEntry[] {
   const inline = env.API_TOKENS?.trim();
   const file = env.API_TOKENS_FILE?.trim();
@@ -47,15 +73,17 @@ export function loadTokens(env: NodeJS.ProcessEnv): ApiTokenEntry[] {
   } else {
     return [];
   }
+  if (!text.trim()) throw new Error(`${where} is empty: it should hold a JSON list of token entries such as ${ENTRY_EXAMPLE}.`);
+  const holdsToken = TOKEN_PATTERN.test(text) ? ' It holds a token itself: configure the entry `npm run api:token` prints (the token\'s SHA-256 and its principal), never the token.' : '';
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${where} is not JSON: ${(err as Error).message}`);
+    throw new Error(`${where} is not valid JSON${jsonSyntaxError(text, err)}; it should hold a JSON list of token entries such as ${ENTRY_EXAMPLE}. Its text is not repeated here, as it may hold tokens.${holdsToken}`);
   }
   const parsed = ApiTokenList.safeParse(json);
   if (!parsed.success) {
-    throw new Error(`${where}: ${parsed.error.issues.map((i) => `[${i.path.join('.')}] ${i.message}`).join('; ')}`);
+    throw new Error(`${where}: ${parsed.error.issues.map((i) => `[${i.path.join('.')}] ${i.message}`).join('; ')}.${holdsToken}`);
   }
   return parsed.data;
 }

@@ -1019,11 +1019,18 @@ describe('HTTP API', () => {
     return { url, output: () => out };
   }
 
-  it('npm run api: the entry point starts from the environment and answers with its tokens', async () => {
+  it('npm run api: the entry point starts from the environment and answers with its tokens, read from API_TOKENS_FILE', async () => {
     const { token, entry } = mintToken({ tenant: 'acme', user: 'ana' });
-    const { url, output } = await startApiMain({ API_TOKENS: JSON.stringify([entry]) });
+    const dir = await mkdtemp(join(tmpdir(), 'api-tokens-'));
+    closers.push(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'tokens.json');
+    await writeFile(file, JSON.stringify([entry]));
+    // API_TOKENS would win over the file: unset here, whatever the test's environment holds.
+    const { url, output } = await startApiMain({ API_TOKENS: '', API_TOKENS_FILE: file });
     const res = await fetch(`${url}/v1/sessions/${uniqueId('nobody')}`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(404);
+    const me = await fetch(`${url}/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await me.json()).toMatchObject({ tenant: 'acme', user: 'ana', roles: ['user'] });
     expect(output()).not.toContain(token);
   });
 
