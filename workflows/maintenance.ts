@@ -1,5 +1,8 @@
 import { proxyActivities } from '@temporalio/workflow';
+import { z } from 'zod';
 import { Principal, hasTenantRole, notAuthorized } from './principal';
+import { describeZodError, invalidInput } from './input-guard';
+import { UserNamespace } from './session-types';
 import type { SessionActivities } from '../activities/activity-types';
 import type {
   DeleteMemoryInput,
@@ -43,36 +46,53 @@ export async function maintenanceSweep(): Promise<MaintenanceResult> {
  * the worker, so it needs no database credentials.
  */
 export async function listUserMemories(input: ListMemoriesInput & { principal?: Principal }): Promise<ListMemoriesResult> {
-  const { principal, ...request } = input;
-  checkMemoryAccess(principal, request.namespace, 'list');
-  return listMemories(request);
+  const { request } = memoryRequest(input, 'listUserMemories', 'list', false);
+  return listMemories(request as ListMemoriesInput);
 }
 
 /** Deletes one of a user's memories (audited, with who deleted it), for the client. */
 export async function deleteUserMemory(input: DeleteMemoryInput & { principal?: Principal }): Promise<DeleteMemoryResult> {
-  const { principal, ...request } = input;
-  const caller = checkMemoryAccess(principal, request.namespace, 'delete');
+  const { caller, request } = memoryRequest(input, 'deleteUserMemory', 'delete', true);
   // One more optional field in the same activity call: histories recorded before it replay unchanged.
-  return deleteMemory({ ...request, deletedBy: { tenant: caller.tenant, user: caller.user } });
+  return deleteMemory({ ...(request as DeleteMemoryInput), deletedBy: { tenant: caller.tenant, user: caller.user } });
 }
 
 /** One memory's audit trail (what changed, why, by whom), for the client; the same access as listing. */
 export async function readUserMemoryAudit(input: MemoryAuditInput & { principal?: Principal }): Promise<MemoryAuditResult> {
-  const { principal, ...request } = input;
-  checkMemoryAccess(principal, request.namespace, 'read the audit trail of');
-  return memoryAuditTrail(request);
+  const { request } = memoryRequest(input, 'readUserMemoryAudit', 'read the audit trail of', true);
+  return memoryAuditTrail(request as MemoryAuditInput);
 }
+
+/** What every memory workflow needs before anything else is read; the activity checks the rest (kinds, limit, id format). */
+const MemoryRequestShape = z.object({ namespace: UserNamespace, memoryId: z.string().min(1).max(200).optional() }).passthrough();
+
+/**
+ * Checks a raw start input (another SDK or the CLI may send anything) before
+ * anything of it is used, failing the run with a named error instead of a
+ * workflow task: no principal is `NotAuthorized`, as the archive reader says
+ * it; a request that does not parse is `SessionInputInvalid`, naming each bad
+ * field and none of its value; then the caller must be the user or an admin.
+ */
+function memoryRequest(raw: unknown, name: string, action: MemoryAction, needsId: boolean): { caller: Principal; request: z.infer<typeof MemoryRequestShape> } {
+  const input = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const { principal, ...rest } = input;
+  const caller = Principal.safeParse(principal);
+  if (!caller.success) throw notAuthorized(`Not authorized: a principal ({ tenant, user }) is required to ${action} memories; only their user or an admin of their tenant may.`);
+  const parsed = MemoryRequestShape.safeParse(rest);
+  if (!parsed.success) throw invalidInput(`Invalid ${name} input: ${describeZodError(parsed.error)}`);
+  if (needsId && parsed.data.memoryId === undefined) throw invalidInput(`Invalid ${name} input: memoryId: Required`);
+  return { caller: checkMemoryAccess(caller.data, parsed.data.namespace, action), request: parsed.data };
+}
+
+type MemoryAction = 'list' | 'delete' | 'read the audit trail of';
 
 /**
  * A user's memories are theirs: only that user, or an admin of their tenant,
- * may list them, read their audit trail or delete them. Returns the caller's
- * principal; otherwise the run fails with `NotAuthorized` before any activity
- * is scheduled, and the message echoes only what the caller sent.
+ * may list them, read their audit trail or delete them. Returns the caller;
+ * otherwise the run fails with `NotAuthorized` before any activity is
+ * scheduled, and the message echoes only what the caller sent.
  */
-export function checkMemoryAccess(raw: unknown, namespace: { tenant: string; user: string }, action: 'list' | 'delete' | 'read the audit trail of'): Principal {
-  const parsed = Principal.safeParse(raw);
-  if (!parsed.success) throw notAuthorized(`Not authorized: a principal ({ tenant, user }) is required to ${action} memories; only their user or an admin of their tenant may.`);
-  const p = parsed.data;
+export function checkMemoryAccess(p: Principal, namespace: { tenant: string; user: string }, action: MemoryAction): Principal {
   if ((p.tenant === namespace.tenant && p.user === namespace.user) || hasTenantRole(namespace.tenant, p, 'admin')) return p;
   throw notAuthorized(`Not authorized: ${p.tenant}/${p.user} may not ${action} memories of ${namespace.tenant}/${namespace.user}; only that user or an admin of that tenant may.`);
 }

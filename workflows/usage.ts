@@ -29,7 +29,7 @@ export async function readUsage(input: ReadUsageInput): Promise<UsageSummary> {
     throw ApplicationFailure.create({ message: 'readUsage needs { tenant, user?, sessionId?, days? } with non-empty names of at most 128 characters', type: FailureType.SessionInputInvalid, nonRetryable: true });
   }
   if (input.days !== undefined && (!Number.isInteger(input.days) || input.days < 1 || input.days > 366)) {
-    throw ApplicationFailure.create({ message: `days must be a whole number from 1 to 366, got ${String(input.days).slice(0, 20)}`, type: FailureType.SessionInputInvalid, nonRetryable: true });
+    throw ApplicationFailure.create({ message: `days must be a whole number from 1 to 366, got ${typeof input.days === 'number' ? String(input.days) : `a ${input.days === null ? 'null' : typeof input.days}`}`, type: FailureType.SessionInputInvalid, nonRetryable: true });
   }
   const admin = hasTenantRole(input.tenant, p, 'admin');
   const own = p.tenant === input.tenant && input.user === p.user;

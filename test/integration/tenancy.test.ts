@@ -225,4 +225,59 @@ describe('ownership and authorization', () => {
     await expect(bare.interrupt(sessionId)).rejects.toThrow(NotAuthorizedError);
     await env.agent.end(sessionId);
   });
+
+  it('the memory, prompt and usage workflows started raw with bad input fail at once with a named type, never a workflow task, and echo no value', async () => {
+    const secret = 'sk-SECRET-in-a-bad-field';
+    const other: Principal = { tenant: 'evil', user: 'eve' };
+    const cases: Array<[string, unknown, string]> = [
+      // No principal first, whatever else is wrong: the archive reader answers the same way.
+      ['listUserMemories', null, 'NotAuthorized'],
+      ['listUserMemories', 'text', 'NotAuthorized'],
+      ['listUserMemories', [OWNER], 'NotAuthorized'],
+      ['listUserMemories', { namespace: null, principal: null }, 'NotAuthorized'],
+      ['listUserMemories', { namespace: null, principal: OWNER }, 'SessionInputInvalid'],
+      ['listUserMemories', { principal: OWNER }, 'SessionInputInvalid'],
+      ['listUserMemories', { namespace: { tenant: 5, user: secret }, principal: OWNER }, 'SessionInputInvalid'],
+      ['listUserMemories', { namespace: { tenant: 'acme', user: 'x'.repeat(10_000) }, principal: OWNER }, 'SessionInputInvalid'],
+      ['listUserMemories', { namespace: OWNER, principal: other }, 'NotAuthorized'],
+      ['deleteUserMemory', null, 'NotAuthorized'],
+      ['deleteUserMemory', { namespace: 'acme/ana', memoryId: 'mem_1', principal: OWNER }, 'SessionInputInvalid'],
+      ['deleteUserMemory', { namespace: OWNER, principal: OWNER }, 'SessionInputInvalid'],
+      ['deleteUserMemory', { namespace: OWNER, memoryId: { $ne: secret }, principal: OWNER }, 'SessionInputInvalid'],
+      ['deleteUserMemory', { namespace: OWNER, memoryId: 'mem_1', principal: other }, 'NotAuthorized'],
+      ['readUserMemoryAudit', undefined, 'NotAuthorized'],
+      ['readUserMemoryAudit', { namespace: [], memoryId: 'mem_1', principal: OWNER }, 'SessionInputInvalid'],
+      ['readUserMemoryAudit', { namespace: OWNER, memoryId: 7, principal: OWNER }, 'SessionInputInvalid'],
+      ['expandPrompt', null, 'SessionInputInvalid'],
+      ['expandPrompt', { server: secret }, 'SessionInputInvalid'],
+      ['expandPrompt', { server: 'glossary', name: 'p', arguments: { a: 1 } }, 'SessionInputInvalid'],
+      ['expandPrompt', { server: 'glossary', name: 'p', arguments: [secret] }, 'SessionInputInvalid'],
+      ['readUsage', null, 'NotAuthorized'],
+      ['readUsage', { tenant: null, principal: OWNER }, 'SessionInputInvalid'],
+      ['readUsage', { tenant: 'acme', days: secret, principal: OWNER }, 'SessionInputInvalid'],
+    ];
+    const outcomes = await Promise.all(
+      cases.map(async ([type, input]) => {
+        const workflowId = uniqueId(`raw-${type}`);
+        // The execution timeout only bounds a regression: a workflow task failing over and over would otherwise hang here.
+        const failure = await env.client.workflow
+          .execute(type, { taskQueue: env.taskQueue, workflowId, args: [input], workflowExecutionTimeout: '30 seconds' })
+          .then(
+            () => undefined,
+            (err: { cause?: { type?: string; message?: string; name?: string } }) => err.cause,
+          );
+        const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+        return {
+          type,
+          failure: { type: failure?.type ?? failure?.name, leaks: String(failure?.message).includes('SECRET') || String(failure?.message).includes('x'.repeat(200)) },
+          taskFailures: events.filter((e) => e.workflowTaskFailedEventAttributes).length,
+          activities: events.filter((e) => e.activityTaskScheduledEventAttributes).length,
+        };
+      }),
+    );
+    expect(outcomes).toEqual(
+      cases.map(([type, , expected]) => ({ type, failure: { type: expected, leaks: false }, taskFailures: 0, activities: 0 })),
+    );
+  }, 60_000);
 });
+
