@@ -21,7 +21,8 @@ import { connectMongo, connectTemporal } from './dependencies';
 import { ensureMaintenanceSchedule } from './maintenance-schedule';
 import { temporalTransportOptions } from './temporal-connection-options';
 import { workerTracingOptions, type Tracing } from './tracing';
-import { heapWarning, workerTuningOptions } from './worker-tuning';
+import { agentSdkWorker } from './sandbox/agent-sdk-worker';
+import { heapWarning, workerTuningOptions, type WorkerTuning } from './worker-tuning';
 import { WORKFLOWS_PATH, workflowBundlerOptions } from './workflow-bundle';
 
 export interface AgentWorkerHandle {
@@ -52,6 +53,12 @@ export interface AgentWorkerOverrides {
 /** Connects every dependency named in the config and creates a worker for the session workflow. */
 /** How long a stopping worker waits for the writes still behind their calls. */
 const WRITES_BEHIND_WAIT_MS = 5_000;
+
+/** The SDK's Worker, or with WORKFLOW_DEADLOCK_CHECK=activation (the default) ours: a watchdog per activation (workers/sandbox/). */
+function workerClass(tuning: WorkerTuning): typeof Worker {
+  if (tuning.deadlockCheck === 'call') return Worker;
+  return agentSdkWorker({ stackTraces: tuning.workflowStackTraces, warn: (message) => console.warn(`[worker] ${message}`) });
+}
 
 export async function createAgentWorker(config: RuntimeConfig, overrides: AgentWorkerOverrides = {}): Promise<AgentWorkerHandle> {
   const openai = new OpenAI({
@@ -126,7 +133,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     memory,
     secrets: [...configuredSecrets(config), ...(mcp?.pool.config.servers.flatMap((s) => s.secrets) ?? [])],
   });
-  const worker = await Worker.create({
+  const worker = await workerClass(config.worker).create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,

@@ -178,6 +178,11 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
     kind: 'bool',
     fix: 'set WORKFLOW_STACK_TRACES to true (the Web UI Stack Trace tab and stacks on workflow errors, at a CPU cost per workflow task) or false',
   },
+  'worker.deadlockCheck': {
+    env: 'WORKFLOW_DEADLOCK_CHECK',
+    kind: 'string',
+    fix: "set WORKFLOW_DEADLOCK_CHECK to activation (one watchdog per workflow activation, the default) or call (the SDK's own workflow threads, one watchdog per call into the sandbox)",
+  },
   'worker.tunerTargetMemoryUsage': {
     env: 'WORKER_TUNER_TARGET_MEMORY_USAGE',
     kind: 'number',

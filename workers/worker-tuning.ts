@@ -13,6 +13,7 @@ export const WORKER_TUNING_DEFAULTS = {
   stickyQueueTimeoutMs: 10_000,
   shutdownGraceMs: 0,
   workflowStackTraces: false,
+  deadlockCheck: 'activation',
 } as const;
 
 const SLOT_FIELDS = ['maxConcurrentWorkflowTasks', 'maxConcurrentActivities', 'maxConcurrentLocalActivities'] as const;
@@ -49,6 +50,13 @@ export const WorkerTuning = z.object({
    * Applies where the worker bundles the workflows; a prebuilt bundle keeps what it was built with.
    */
   workflowStackTraces: z.boolean().default(WORKER_TUNING_DEFAULTS.workflowStackTraces),
+  /**
+   * How workflow code that never yields is caught (it fails its workflow task after the SDK's
+   * `isolateExecutionTimeout`, 5 s, either way). `activation`: one watchdog around each activation,
+   * and no promise hook while stack traces are off (workers/sandbox/). `call`: the SDK's own
+   * workflow threads, unchanged, with a watchdog thread for every call into the sandbox.
+   */
+  deadlockCheck: z.enum(['activation', 'call']).default(WORKER_TUNING_DEFAULTS.deadlockCheck),
   /** Resource-based tuner: the share of the machine's memory (0-1] the worker hands out slots up to. */
   tunerTargetMemoryUsage: z.number().gt(0).max(1).optional(),
   /** Resource-based tuner: the share of the machine's CPU (0-1] the worker hands out slots up to. */

@@ -3,10 +3,12 @@ import { workflowIdFor } from '../../workflows/messages';
 
 /*
  * WORKFLOW_STACK_TRACES decides whether the SDK records a stack trace for
- * every promise of the session workflows (workers/workflow-bundle.ts). Off
- * (the default, and the suite's prebuilt bundle), the `__stack_trace` query
- * (the Web UI's "Stack Trace" tab) has no frames; on, it shows where the
- * session waits, in the session's own source files.
+ * every promise of the session workflows (workers/workflow-bundle.ts,
+ * workers/sandbox/). Off (the default, and the suite's prebuilt bundle), the
+ * worker's threads run without the SDK's promise hook and the `__stack_trace`
+ * query (the Web UI's "Stack Trace" tab) says stack traces are off; with the
+ * SDK's own threads (WORKFLOW_DEADLOCK_CHECK=call) it has no frames; on, it
+ * shows where the session waits, in the session's own source files.
  */
 
 const answer = () => ({ kind: 'text' as const, text: 'ok' });
@@ -23,8 +25,20 @@ async function stackOfIdleSession(env: TestEnv): Promise<string> {
 const sessionFrames = (stack: string): string[] => stack.split('\n').filter((line) => /^\s*at .*workflows\/[\w-]+\.ts:\d+/.test(line));
 
 describe('stack traces of session workflows', () => {
-  it('are off by default: the __stack_trace query has no frames', async () => {
+  it('are off by default: the __stack_trace query says so, and the session goes on', async () => {
     const env = await startTestEnv({ name: 'stack-off', modelFallback: answer });
+    try {
+      await expect(stackOfIdleSession(env)).rejects.toThrow(/stack traces are not enabled on this worker/);
+      const sessionId = uniqueId('s');
+      const { turn } = await env.agent.ask(sessionOptions(sessionId), { text: 'after the query' });
+      expect(turn.outcome).toBe('completed');
+    } finally {
+      await env.close();
+    }
+  });
+
+  it("are off with the SDK's own threads too: the __stack_trace query has no frames", async () => {
+    const env = await startTestEnv({ name: 'stack-off-sdk', modelFallback: answer, configEnv: { WORKFLOW_DEADLOCK_CHECK: 'call' } });
     try {
       const stack = await stackOfIdleSession(env);
       expect(stack).not.toMatch(/^\s*at /m);
