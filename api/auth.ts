@@ -52,7 +52,7 @@ function jsonSyntaxError(text: string, err: unknown): string {
 
 /**
  * Reads the token list from API_TOKENS (JSON) or API_TOKENS_FILE (a JSON
- * file). A list that cannot be used is an error naming where it came from and
+ * file), never both. A list that cannot be used is an error naming where it came from and
  * what is wrong, never repeating its text: it may hold a token pasted by mistake.
  */
 export function loadTokens(env: NodeJS.ProcessEnv): ApiTokenEntry[] {
@@ -60,6 +60,8 @@ export function loadTokens(env: NodeJS.ProcessEnv): ApiTokenEntry[] {
   const file = env.API_TOKENS_FILE?.trim();
   let text: string;
   let where: string;
+  // Both set would leave one of them silently unused: an operator who edits the file would see no change.
+  if (inline && file) throw new Error('API_TOKENS and API_TOKENS_FILE are both set: set one of them (the file keeps tokens out of the environment).');
   if (inline) {
     text = inline;
     where = 'API_TOKENS';

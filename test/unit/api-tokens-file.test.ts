@@ -70,3 +70,20 @@ it('a missing API_TOKENS_FILE is named', () => {
   expect(() => loadTokens({ API_TOKENS_FILE: missing })).toThrow(`API_TOKENS_FILE=${missing} cannot be read: ENOENT`);
   expect(() => loadTokens({ API_TOKENS_FILE: dir })).toThrow(`API_TOKENS_FILE=${dir} cannot be read: EISDIR`);
 });
+
+it('API_TOKENS and API_TOKENS_FILE both set is refused, naming both and neither value', () => {
+  const file = tokensFile(JSON.stringify([ana.entry]));
+  const inline = JSON.stringify([boss.entry]);
+  expect(() => loadTokens({ API_TOKENS: inline, API_TOKENS_FILE: file })).toThrow(/API_TOKENS and API_TOKENS_FILE are both set: set one of them/);
+  let message = '';
+  try {
+    loadTokens({ API_TOKENS: inline, API_TOKENS_FILE: file });
+  } catch (err) {
+    message = (err as Error).message;
+  }
+  expect(message).not.toContain(boss.entry.sha256);
+  expect(message).not.toContain(file);
+  // Either one alone still works; blank counts as unset.
+  expect(loadTokens({ API_TOKENS: inline, API_TOKENS_FILE: ' ' })).toHaveLength(1);
+  expect(loadTokens({ API_TOKENS: '', API_TOKENS_FILE: file })).toHaveLength(1);
+});
