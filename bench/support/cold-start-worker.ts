@@ -62,8 +62,11 @@ async function main(): Promise<void> {
   timeCalls(MongoClient.prototype, 'connect', 'mongo_connect_ms');
   timeCalls(McpConnectionPool.prototype, 'start', 'mcp_connect_ms');
   timeCalls(NativeConnection, 'connect', 'temporal_connect_ms');
-  const create = Worker.create.bind(Worker);
-  Worker.create = (options) => create({ ...options, activities: timedActivities((options.activities ?? {}) as Record<string, Activity>) });
+  // Called on the class it was called on: the agent worker's subclass (workers/sandbox/) must stay the one created.
+  const create = Worker.create;
+  Worker.create = function (this: typeof Worker, options) {
+    return create.call(this, { ...options, activities: timedActivities((options.activities ?? {}) as Record<string, Activity>) });
+  };
   timeCalls(Worker, 'create', 'worker_create_ms');
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const started = performance.now();
