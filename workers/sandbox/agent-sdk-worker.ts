@@ -35,8 +35,8 @@ export function installedSdkVersion(): string {
  * The SDK's Worker, with its workflow threads started from
  * workflow-thread.cjs: one deadlock watchdog per activation instead of one per
  * call into the sandbox, and no promise hook when stack traces are off. In
- * debug mode, without V8 context reuse, or with another SDK version, the SDK
- * creates its workflows as it always does.
+ * debug mode, without V8 context reuse, with another SDK version, or on Bun,
+ * the SDK creates its workflows as it always does.
  */
 export function agentSdkWorker(options: AgentSdkWorkerOptions): typeof Worker {
   return class AgentSdkWorker extends Worker {
@@ -51,7 +51,9 @@ export function agentSdkWorker(options: AgentSdkWorkerOptions): typeof Worker {
           `@temporalio/worker is ${version}, not ${SANDBOX_SDK_VERSION}: workflows run in the SDK's own threads (a watchdog per call into the sandbox); see docs/performance.md`,
         );
       }
-      if (compiledOptions.debugMode || compiledOptions.reuseV8Context === false || version !== SANDBOX_SDK_VERSION) {
+      // On Bun the SDK's activate awaits between its calls into the sandbox: one watch around it would not cover them.
+      const onBun = process.versions.bun !== undefined;
+      if (compiledOptions.debugMode || compiledOptions.reuseV8Context === false || version !== SANDBOX_SDK_VERSION || onBun) {
         return super.createWorkflowCreator(workflowBundle, compiledOptions, logger);
       }
       const patchActivationCallback = compiledOptions.patchActivationCallback;
