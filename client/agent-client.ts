@@ -588,9 +588,7 @@ export class AgentClient {
   async deleteMemory(input: DeleteMemoryInput): Promise<DeleteMemoryResult> {
     const namespace = parseOr(UserNamespace, input.namespace, 'namespace');
     const principal = this.memoryPrincipal(namespace, 'deleteMemory');
-    if (!/^mem_[0-9a-f]{6,64}$/.test(input.memoryId)) {
-      throw new SessionValidationError(`Invalid memoryId "${input.memoryId}": expected "mem_" followed by hex digits, as listMemories returns.`);
-    }
+    checkMemoryId(input.memoryId);
     return this.deadline.watched(`deleteMemory ${input.memoryId}`, () =>
       this.client.workflow.execute<typeof deleteUserMemory>('deleteUserMemory', {
         taskQueue: this.taskQueue,
@@ -604,9 +602,7 @@ export class AgentClient {
   async memoryAudit(input: MemoryAuditInput): Promise<MemoryAuditResult> {
     const namespace = parseOr(UserNamespace, input.namespace, 'namespace');
     const principal = this.memoryPrincipal(namespace, 'memoryAudit');
-    if (!/^mem_[0-9a-f]{6,64}$/.test(input.memoryId)) {
-      throw new SessionValidationError(`Invalid memoryId "${input.memoryId}": expected "mem_" followed by hex digits, as listMemories returns.`);
-    }
+    checkMemoryId(input.memoryId);
     return this.deadline.watched(`memoryAudit ${input.memoryId}`, () =>
       this.client.workflow.execute<typeof readUserMemoryAudit>('readUserMemoryAudit', {
         taskQueue: this.taskQueue,
@@ -651,5 +647,12 @@ export class AgentClient {
   /** The Web UI page of a session. */
   static webUiUrl(uiBase: string, namespace: string, sessionId: string): string {
     return `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowIdFor(sessionId))}`;
+  }
+}
+
+/** A memory id as listMemories returns it, refused here before a workflow is started for it. */
+function checkMemoryId(memoryId: string): void {
+  if (!/^mem_[0-9a-f]{6,64}$/.test(memoryId)) {
+    throw new SessionValidationError(`Invalid memoryId "${memoryId}": expected "mem_" followed by hex digits, as listMemories returns.`);
   }
 }
