@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
+import { BatchedInserts, type BatchedInsertOptions } from '../../activities/batched-inserts';
+
+/*
+ * Writes behind model calls (usage records, prompt parts), a batch at a time,
+ * on the real MongoDB-compatible server: what arrives within the delay shares
+ * one insert, and nothing is lost or written twice.
+ */
+
+type Doc = { _id: string; n: number };
+
+let mongo: MongoClient;
+let db: Db;
+const inserts: CommandStartedEvent[] = [];
+
+beforeAll(async () => {
+  const uri = process.env.MONGODB_URI;
+  if (!uri) throw new Error('MONGODB_URI is not set: run the tests through jest, whose global setup starts the stack');
+  mongo = await new MongoClient(uri, { monitorCommands: true }).connect();
+  db = mongo.db(`t_batched_${randomUUID().slice(0, 8)}`);
+  mongo.on('commandStarted', (e) => {
+    if (e.commandName === 'insert' && e.databaseName === db.databaseName) inserts.push(e);
+  });
+});
+afterAll(async () => {
+  await db.dropDatabase().catch(() => undefined);
+  await mongo.close();
+});
+
+let collections = 0;
+function fresh(options: Partial<BatchedInsertOptions> = {}) {
+  const name = `c${++collections}`;
+  const batcher = new BatchedInserts<Doc>(() => db.collection<Doc>(name), { delayMs: 50, maxDocs: 200, attempts: 3, ...options });
+  const insertsHere = () => inserts.filter((e) => e.command.insert === name);
+  const stored = async () => (await db.collection<Doc>(name).find().sort({ _id: 1 }).toArray()).map((d) => d._id);
+  return { name, batcher, insertsHere, stored };
+}
+
+const docs = (...ids: string[]): Doc[] => ids.map((id, n) => ({ _id: id, n }));
+
+it('documents added within the delay share one insert, and each add resolves once its documents are stored', async () => {
+  const { batcher, insertsHere, stored } = fresh();
+  const written = [batcher.add(docs('a', 'b')), batcher.add(docs('c')), batcher.add(docs('d'))];
+  expect(batcher.queued).toBe(4);
+  expect(insertsHere()).toHaveLength(0);
+  await Promise.all(written);
+  expect(insertsHere()).toHaveLength(1);
+  expect((insertsHere()[0]!.command.documents as Doc[]).map((d) => d._id)).toEqual(['a', 'b', 'c', 'd']);
+  expect(await stored()).toEqual(['a', 'b', 'c', 'd']);
+
+  // A later add opens a new batch.
+  await batcher.add(docs('e'));
+  expect(insertsHere()).toHaveLength(2);
+  expect(await stored()).toEqual(['a', 'b', 'c', 'd', 'e']);
+});
+
+it('waits no longer than the delay, and with a delay of 0 writes each add on its own', async () => {
+  const timed = fresh({ delayMs: 40 });
+  const started = performance.now();
+  await timed.batcher.add(docs('x'));
+  const took = performance.now() - started;
+  expect(took).toBeGreaterThanOrEqual(35);
+  expect(took).toBeLessThan(1_000);
+
+  const single = fresh({ delayMs: 0 });
+  await Promise.all([single.batcher.add(docs('a')), single.batcher.add(docs('b'))]);
+  expect(single.insertsHere()).toHaveLength(2);
+  expect(await single.stored()).toEqual(['a', 'b']);
+});
+
+it('a full batch is written at once, without waiting for the delay', async () => {
+  const { batcher, insertsHere, stored } = fresh({ delayMs: 60_000, maxDocs: 3 });
+  const first = batcher.add(docs('a', 'b'));
+  const second = batcher.add(docs('c'));
+  await Promise.all([first, second]);
+  expect(insertsHere()).toHaveLength(1);
+  expect(await stored()).toEqual(['a', 'b', 'c']);
+  // Below the limit again: it waits, until settled() writes it.
+  const third = batcher.add(docs('d'));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(batcher.queued).toBe(1);
+  expect(insertsHere()).toHaveLength(1);
+  await batcher.settled();
+  await third;
+  expect(insertsHere()).toHaveLength(2);
+  expect(await stored()).toEqual(['a', 'b', 'c', 'd']);
+});
+
+it('an id already stored counts as written: the rest of the batch lands and the stored document is left as it was', async () => {
+  const { name, batcher, stored } = fresh();
+  await db.collection<Doc>(name).insertOne({ _id: 'b', n: 99 });
+  await expect(batcher.add(docs('a', 'b', 'c'))).resolves.toBeUndefined();
+  expect(await stored()).toEqual(['a', 'b', 'c']);
+  expect(await db.collection<Doc>(name).findOne({ _id: 'b' })).toEqual({ _id: 'b', n: 99 });
+  // The same documents again (a retried activity): nothing changes, nothing fails.
+  await expect(batcher.add(docs('a', 'c'))).resolves.toBeUndefined();
+  expect(await db.collection(name).countDocuments()).toBe(3);
+});
+
+it('a batch that fails for another reason is tried `attempts` times, then every add in it rejects with the error', async () => {
+  let tries = 0;
+  const name = `c${++collections}`;
+  const batcher = new BatchedInserts<Doc>(
+    () => {
+      tries += 1;
+      return db.collection<Doc>(name);
+    },
+    { delayMs: 10, maxDocs: 200, attempts: 2 },
+  );
+  // Over the server's 16 MB document limit: refused on every try.
+  const huge = { _id: 'huge', n: 1, body: 'x'.repeat(17 * 1024 * 1024) } as Doc;
+  const failed = batcher.add([huge]);
+  const sameBatch = batcher.add(docs('small'));
+  await expect(failed).rejects.toThrow();
+  await expect(sameBatch).rejects.toThrow();
+  expect(tries).toBe(2);
+  // The batcher carries on with the next batch.
+  await batcher.add(docs('after'));
+  expect(await db.collection<Doc>(name).findOne({ _id: 'after' })).toMatchObject({ _id: 'after' });
+});
+
+it('settled() writes what is queued now and resolves once every write has landed', async () => {
+  const { batcher, insertsHere, stored } = fresh({ delayMs: 60_000 });
+  void batcher.add(docs('a'));
+  void batcher.add(docs('b'));
+  await batcher.settled();
+  expect(batcher.queued).toBe(0);
+  expect(insertsHere()).toHaveLength(1);
+  expect(await stored()).toEqual(['a', 'b']);
+  // Nothing queued: settles at once.
+  await batcher.settled();
+});
+
+it('refuses options that would never write', () => {
+  const collection = () => db.collection<Doc>('never');
+  expect(() => new BatchedInserts<Doc>(collection, { delayMs: -1, maxDocs: 1, attempts: 1 })).toThrow('delayMs must be a whole number of milliseconds from 0, got -1');
+  expect(() => new BatchedInserts<Doc>(collection, { delayMs: 0, maxDocs: 0, attempts: 1 })).toThrow('maxDocs must be a whole number from 1, got 0');
+  expect(() => new BatchedInserts<Doc>(collection, { delayMs: 0, maxDocs: 1, attempts: 0.5 })).toThrow('attempts must be a whole number from 1, got 0.5');
+});
