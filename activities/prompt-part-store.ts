@@ -1,8 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { Db, MongoServerError } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { ChatMessage } from '../workflows/chat-message';
 import { PROMPT_PART_MISSING, type PromptByRef } from '../workflows/prompt-parts';
 import type { ModelToolDefinition } from './activity-types';
+import { BatchedInserts, DEFAULT_BATCHED_INSERTS, type BatchedInsertOptions } from './batched-inserts';
 
 export const PROMPT_PARTS_COLLECTION = 'prompt_parts';
 
@@ -25,13 +26,6 @@ export interface PartOwner {
 const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 const MISSING_PART_RETRY_MS = 100;
 
-function allDuplicates(err: unknown): boolean {
-  const e = err as (MongoServerError & { writeErrors?: Array<{ code?: number }> | { code?: number } }) | undefined;
-  if (e?.code === 11000) return true;
-  const errors = e?.writeErrors === undefined ? [] : Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
-  return errors.length > 0 && errors.every((w) => w.code === 11000);
-}
-
 /**
  * The model activity's side of prompts by reference: parts a call carries
  * are kept in this worker's memory (most steps of a session run on the
@@ -45,14 +39,20 @@ export class PromptPartStore {
   /** Writes and deletions still running behind their calls. */
   private readonly behind = new Set<Promise<unknown>>();
 
+  /** New parts, written a batch at a time (several calls' parts in one insert). */
+  private readonly inserts: BatchedInserts<PartDoc>;
+
   constructor(
     private readonly db: Db,
     private readonly cacheBytes = DEFAULT_CACHE_BYTES,
-  ) {}
+    batching: BatchedInsertOptions = DEFAULT_BATCHED_INSERTS,
+  ) {
+    this.inserts = new BatchedInserts(() => this.collection, batching);
+  }
 
-  /** Resolves once the writes and deletions still running on this worker are done (or failed). */
+  /** Resolves once the writes and deletions still running on this worker are done (or failed), writing what is queued now. */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.behind]);
+    await Promise.allSettled([this.inserts.settled(), ...this.behind]);
   }
 
   private track<T>(work: Promise<T>): Promise<T> {
@@ -130,6 +130,8 @@ export class PromptPartStore {
    * a closed run.
    */
   async deleteSession(workflowId: string): Promise<number> {
+    // Parts still queued here would land after the deletion and stay.
+    await this.inserts.settled();
     const { deletedCount } = await this.track(this.collection.deleteMany({ workflowId }));
     return deletedCount;
   }
@@ -137,13 +139,8 @@ export class PromptPartStore {
   private async save(owner: PartOwner, parts: Array<{ id: string; body: string }>): Promise<void> {
     if (parts.length === 0) return;
     const createdAt = new Date();
-    const docs = parts.map(({ id, body }) => ({ _id: `${owner.runId}/${id}`, workflowId: owner.workflowId, runId: owner.runId, body, createdAt }));
-    try {
-      await this.collection.insertMany(docs, { ordered: false });
-    } catch (err) {
-      // A retried call stores the same parts again: those already there are the same text under the same id.
-      if (!allDuplicates(err)) throw err;
-    }
+    // A retried call stores the same parts again: those already there are the same text under the same id.
+    await this.inserts.add(parts.map(({ id, body }) => ({ _id: `${owner.runId}/${id}`, workflowId: owner.workflowId, runId: owner.runId, body, createdAt })));
   }
 
   private remember(key: string, body: string): void {

@@ -1,5 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { DEFAULT_BATCHED_INSERTS } from '../activities/batched-inserts';
 import { PromptPartStore } from '../activities/prompt-part-store';
 import OpenAI from 'openai';
 import { builtinTools, createActivities, memoryTools, type ActivityDeps } from '../activities/create-activities';
@@ -33,6 +34,8 @@ export interface AgentWorkerHandle {
   run(): Promise<void>;
   /** Stops polling, waits for in-flight tasks, closes connections. */
   shutdown(): Promise<void>;
+  /** Writes the usage records and prompt parts queued behind their calls now, and resolves once every such write has landed or failed. */
+  writesSettled(): Promise<void>;
 }
 
 export interface AgentWorkerOverrides {
@@ -118,7 +121,9 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     throw err;
   });
   // Usage records and prompt parts are written behind their calls: a worker that stops waits for them.
-  const stores = { usage: new UsageStore(db, pricing), promptParts: new PromptPartStore(db) };
+  // Records and parts within MONGODB_WRITE_BATCH_MS of each other share one insert.
+  const batching = { ...DEFAULT_BATCHED_INSERTS, delayMs: config.mongodb.writeBatchMs };
+  const stores = { usage: new UsageStore(db, pricing, batching), promptParts: new PromptPartStore(db, undefined, batching) };
   const activities = createActivities({
     db,
     stores,
@@ -168,12 +173,13 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     });
   }
   let running: Promise<void> | null = null;
+  const writesSettled = async (): Promise<void> => void (await Promise.all([stores.usage.settled(), stores.promptParts.settled()]));
   const close = async () => {
     await connection.close().catch(() => undefined);
     await mcp?.close().catch(() => undefined);
     // The last calls' usage records (cost, budgets) and prompt parts, before MongoDB closes; not forever.
     let timer: NodeJS.Timeout | undefined;
-    const behind = Promise.all([stores.usage.settled(), stores.promptParts.settled()]);
+    const behind = writesSettled();
     await Promise.race([behind, new Promise((resolve) => (timer = setTimeout(resolve, WRITES_BEHIND_WAIT_MS)))]);
     clearTimeout(timer);
     await mongo.close().catch(() => undefined);
@@ -190,5 +196,6 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
       if (running) await running;
       else await close();
     },
+    writesSettled,
   };
 }

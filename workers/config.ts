@@ -38,6 +38,12 @@ export const RuntimeConfig = z.object({
      * rather than timing out.
      */
     serverSelectionTimeoutMs: z.number().int().positive().default(3_000),
+    /**
+     * How long a usage record or prompt part written behind its model call
+     * waits for others to share its insert (activities/batched-inserts.ts); 0
+     * writes each on its own.
+     */
+    writeBatchMs: z.number().int().min(0).max(1_000).default(50),
   }),
   model: z.object({
     baseUrl: z.url({ message: 'must be a URL such as https://api.openai.com/v1' }).default('https://api.openai.com/v1'),
@@ -107,6 +113,11 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
     env: 'MONGODB_SERVER_SELECTION_TIMEOUT_MS',
     kind: 'int',
     fix: 'set MONGODB_SERVER_SELECTION_TIMEOUT_MS to a positive integer of milliseconds, below TOOL_TIMEOUT_MS',
+  },
+  'mongodb.writeBatchMs': {
+    env: 'MONGODB_WRITE_BATCH_MS',
+    kind: 'int',
+    fix: 'set MONGODB_WRITE_BATCH_MS to a whole number of milliseconds from 0 (each write on its own) to 1000',
   },
   'mongodb.database': { env: 'MONGODB_DATABASE', kind: 'string', fix: 'set MONGODB_DATABASE to a name without / \\ . " $ or spaces' },
   'model.baseUrl': { env: 'OPENAI_BASE_URL', kind: 'string', fix: 'set OPENAI_BASE_URL to the API root, e.g. http://127.0.0.1:11434/v1 for Ollama' },

@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Db, MongoServerError } from 'mongodb';
 import { z } from 'zod';
 import { FailureType } from '../../workflows/failure-types';
+import { BatchedInserts, DEFAULT_BATCHED_INSERTS, type BatchedInsertOptions } from '../batched-inserts';
 
 export const USAGE_COLLECTION = 'usage_events';
 
@@ -75,14 +76,35 @@ export interface UsageSummary {
 const isDuplicateKey = (err: unknown) => (err as MongoServerError | undefined)?.code === 11000;
 const dayOf = (d: Date) => d.toISOString().slice(0, 10);
 
+type UsageDoc = { _id: string; tenant: string; user: string; sessionId: string; model: string; purpose?: string; at: Date; day: string; inputTokens: number; outputTokens: number };
+
+const usageDoc = (e: UsageEvent): UsageDoc => ({
+  _id: e.id,
+  tenant: e.tenant,
+  user: e.user,
+  sessionId: e.sessionId,
+  model: e.model,
+  ...(e.purpose ? { purpose: e.purpose } : {}),
+  at: e.at,
+  day: dayOf(e.at),
+  inputTokens: e.inputTokens,
+  outputTokens: e.outputTokens,
+});
+
 export class UsageStore {
+  /** Records written behind their calls, a batch at a time. */
+  private readonly inserts: BatchedInserts<UsageDoc>;
+
   constructor(
     private readonly db: Db,
     private readonly pricing: { prices: PriceTable; currency: string } = { prices: {}, currency: 'USD' },
-  ) {}
+    batching: BatchedInsertOptions = DEFAULT_BATCHED_INSERTS,
+  ) {
+    this.inserts = new BatchedInserts(() => this.collection, batching);
+  }
 
   private get collection() {
-    return this.db.collection<{ _id: string; tenant: string; user: string; sessionId: string; model: string; purpose?: string; at: Date; day: string; inputTokens: number; outputTokens: number }>(USAGE_COLLECTION);
+    return this.db.collection<UsageDoc>(USAGE_COLLECTION);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -90,39 +112,29 @@ export class UsageStore {
     await this.collection.createIndex({ sessionId: 1 });
   }
 
-  private readonly writing = new Set<Promise<unknown>>();
-
   /**
    * Records one call behind the caller's back: a model step with an instant
-   * model need not wait for MongoDB. A failed write is tried twice more; reads
-   * on this worker (summaries, budget checks) wait for the writes in flight,
-   * so a turn's budget check sees the turn before it. A worker killed in the
-   * instant between a call's completion and its write loses that record.
+   * model need not wait for MongoDB. Records within a few milliseconds of
+   * each other (several steps, several sessions) share one insert; a failed
+   * insert is tried twice more. Reads on this worker (summaries, budget
+   * checks) first write what is queued and wait for it, so a turn's budget
+   * check sees the turn before it. A worker killed between a call's
+   * completion and its batch's write (at most the batch delay) loses that
+   * record.
    */
   recordBehind(e: UsageEvent, onError: (err: unknown) => void): void {
-    const write = (async () => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await this.record(e);
-        } catch (err) {
-          if (attempt >= 3) throw err;
-          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
-        }
-      }
-    })().catch(onError);
-    this.writing.add(write);
-    void write.finally(() => this.writing.delete(write));
+    this.inserts.add([usageDoc(e)]).catch(onError);
   }
 
-  /** Resolves once the writes in flight on this worker are done (or failed). */
+  /** Resolves once the records queued or being written on this worker are written (or failed). */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.writing]);
+    await this.inserts.settled();
   }
 
   /** Records one call; the same id again (a retried activity) changes nothing. */
   async record(e: UsageEvent): Promise<{ recorded: boolean }> {
     try {
-      await this.collection.insertOne({ _id: e.id, tenant: e.tenant, user: e.user, sessionId: e.sessionId, model: e.model, ...(e.purpose ? { purpose: e.purpose } : {}), at: e.at, day: dayOf(e.at), inputTokens: e.inputTokens, outputTokens: e.outputTokens });
+      await this.collection.insertOne(usageDoc(e));
       return { recorded: true };
     } catch (err) {
       if (isDuplicateKey(err)) return { recorded: false };

@@ -116,7 +116,8 @@ it('counts turns, steps, tools, confirmations, model calls and tokens exactly, r
   expect(total(m, METRICS.modelTtft.name, step, 'count')).toBe(5);
   // Seven requests reached the model: the 500, five answers, the hung one.
   expect(env.model.requestsFor(sessionId)).toHaveLength(7);
-  // Tokens as the model reported them, call by call (the usage the worker also records per call).
+  // Tokens as the model reported them, call by call (the usage the worker also records per call, behind it).
+  await env.worker.writesSettled();
   const usage = await env.db.collection<{ inputTokens: number; outputTokens: number }>('usage_events').find({ sessionId }).toArray();
   expect(usage).toHaveLength(5);
   expect(total(m, METRICS.modelTokens.name, { ...q, direction: 'input' })).toBe(usage.reduce((n, u) => n + u.inputTokens, 0));
@@ -532,6 +533,7 @@ describe('model calls for every purpose', () => {
     expect(delta(after, METRICS.modelTtft.name, { purpose: 'summary' }, 'count') + delta(after, METRICS.modelTtft.name, { purpose: 'extraction' }, 'count')).toBe(0);
 
     // Usage: one record per scheduled call (the retried fold once), for the session's owner, with the model's own figures.
+    await env.worker.writesSettled();
     const usage = await env.db
       .collection<{ tenant: string; user: string; purpose: string; inputTokens: number; outputTokens: number }>(USAGE_COLLECTION)
       .find({ sessionId }, { projection: { _id: 0, tenant: 1, user: 1, purpose: 1, inputTokens: 1, outputTokens: 1 } })
@@ -577,6 +579,7 @@ describe('model calls for every purpose', () => {
     expect(delta(after, METRICS.modelCalls.name, { purpose: 'summary', outcome: 'ok' })).toBe(0);
     expect(delta(after, METRICS.modelErrors.name, { purpose: 'summary', class: 'ModelUnavailable' })).toBe(3);
     expect(delta(after, METRICS.summaryFolds.name, { result: 'failed' })).toBe(1);
+    await env.worker.writesSettled();
     const usage = await env.db.collection<{ purpose: string }>(USAGE_COLLECTION).find({ sessionId }).toArray();
     expect(usage.map((u) => u.purpose).sort()).toEqual(['extraction', 'step', 'step']);
   }, 90_000);

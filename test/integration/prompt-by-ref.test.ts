@@ -142,6 +142,8 @@ describe('model calls carry their prompt by reference', () => {
   it('npm run prompt prints each prompt whole, rebuilt from the history alone, after the stored parts are gone', async () => {
     const sessionId = uniqueId('byref-show');
     await toolTurn(sessionId, 'what is 6 times 7?');
+    // Parts are written behind their calls: a batch still queued would land after the deletion.
+    await env.worker.writesSettled();
     await env.db.collection(PROMPT_PARTS_COLLECTION).deleteMany({ workflowId: workflowIdFor(sessionId) });
     const run = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'scripts/show-prompt.ts', sessionId, '--json'], {
       cwd: process.cwd(),
@@ -165,6 +167,7 @@ describe('model calls carry their prompt by reference', () => {
     const sessionId = uniqueId('byref-archive');
     await toolTurn(sessionId, 'what is 6 times 7?');
     const parts = env.db.collection(PROMPT_PARTS_COLLECTION);
+    await env.worker.writesSettled();
     expect(await parts.countDocuments({ workflowId: workflowIdFor(sessionId) })).toBeGreaterThan(0);
     await env.agent.end(sessionId);
     await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();

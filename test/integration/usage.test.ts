@@ -42,7 +42,8 @@ it('records each model call once with the model\'s usage, and sums tokens and co
   await asAna.ask(sessionOptions(s1, { namespace: { tenant, user: ana } }), { text: 'again' });
   await asBob.ask(sessionOptions(s2, { namespace: { tenant, user: bob } }), { text: 'hi' });
 
-  // What the model reported, call by call, as stored.
+  // What the model reported, call by call, as stored (behind each call, a batch at a time: settled first).
+  await env.worker.writesSettled();
   const raw = await env.db.collection<{ user: string; sessionId: string; inputTokens: number; outputTokens: number }>(USAGE_COLLECTION).find({ tenant }).toArray();
   expect(raw).toHaveLength(4);
   const sum = (rows: typeof raw, k: 'inputTokens' | 'outputTokens') => rows.reduce((n, r) => n + r[k], 0);

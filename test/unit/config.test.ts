@@ -70,6 +70,15 @@ describe('runtime configuration', () => {
       /mongodb\.serverSelectionTimeoutMs .*is not below limits\.toolTimeoutMs \(3000 >= 2000\)/,
     );
   });
+  it('reads how long writes behind model calls wait to share an insert, and names the setting when it is out of range', () => {
+    const local = { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1' };
+    expect(loadConfig(local).mongodb.writeBatchMs).toBe(50);
+    expect(loadConfig({ ...local, MONGODB_WRITE_BATCH_MS: '0' }).mongodb.writeBatchMs).toBe(0);
+    for (const bad of ['-1', '1001', '2.5', 'soon']) {
+      expect(() => loadConfig({ ...local, MONGODB_WRITE_BATCH_MS: bad })).toThrow(/mongodb\.writeBatchMs \(MONGODB_WRITE_BATCH_MS\)/);
+      expect(() => loadConfig({ ...local, MONGODB_WRITE_BATCH_MS: bad })).toThrow(/set MONGODB_WRITE_BATCH_MS to a whole number of milliseconds from 0/);
+    }
+  });
   describe('worker tuning', () => {
     const local = { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1' };
     const problemsOf = (env: Record<string, string>): ConfigError => {
