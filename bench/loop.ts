@@ -143,7 +143,11 @@ async function main(started: Started): Promise<void> {
           throw new Error(`plain turn ${i + 1} did not run as scripted: ${JSON.stringify(result)}`);
         }
       },
-      async () => void workflowMs.push(await sessions.turn(text)),
+      async () => {
+        workflowMs.push(await sessions.turn(text));
+        // Untimed: what the turn's calls still write behind them must not land in the next contender's turn.
+        await worker.writesSettled();
+      },
       async () => void floorMs.push(await floor.turn(opts.steps)),
     ];
     for (let j = 0; j < runs.length; j++) await (runs[(i + j) % runs.length] as () => Promise<void>)();
