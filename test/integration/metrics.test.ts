@@ -107,6 +107,10 @@ it('counts turns, steps, tools, confirmations, model calls and tokens exactly, r
   expect(total(m, METRICS.modelAttempts.name, { ...step, outcome: 'error' })).toBe(1);
   expect(total(m, METRICS.modelAttempts.name, { ...step, outcome: 'cancelled' })).toBe(1);
   expect(total(m, METRICS.modelAttempts.name, q)).toBe(7);
+  // Recorded inside the model activity: tagged with it, as the activity's own meter would tag them.
+  const inActivity = { ...q, namespace: env.config.temporal.namespace, activityType: 'callModel' };
+  expect(total(m, METRICS.modelAttempts.name, inActivity)).toBe(7);
+  expect(total(m, METRICS.modelSeconds.name, inActivity, 'count')).toBe(5);
   expect(total(m, METRICS.modelCalls.name, { ...step, outcome: 'ok' })).toBe(5);
   expect(total(m, METRICS.modelCalls.name, { ...step, outcome: 'error' })).toBe(0);
   expect(total(m, METRICS.modelCalls.name, { ...step, outcome: 'cancelled' })).toBe(1);
