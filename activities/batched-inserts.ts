@@ -1,53 +1,50 @@
-import type { Collection, Document, MongoServerError, OptionalUnlessRequiredId } from 'mongodb';
+import { BSON, type Collection, type Document, type MongoServerError, type OptionalUnlessRequiredId } from 'mongodb';
 
 /**
  * Inserts written behind their callers, a batch at a time. Each insert costs
  * the worker and the database a round trip's CPU (about 0.8 ms each on
  * FerretDB, docs/performance.md), whatever it carries: documents that arrive
- * within `delayMs` of each other share one `insertMany`. Documents are keyed
- * by `_id`, so a batch tried again, or a document added twice (a retried
- * activity), writes nothing twice; a duplicate id counts as written.
+ * within `delayMs` of each other share one `insertMany` (unordered: one
+ * document refused does not stop the others). Documents are keyed by `_id`,
+ * so a batch tried again, or a document added twice (a retried activity),
+ * writes nothing twice; a duplicate id counts as written. Only the documents
+ * that failed otherwise are tried again, and only their callers see a
+ * failure.
  */
 export interface BatchedInsertOptions {
   /** How long the first document of a batch waits for others; 0 writes each add on its own. */
   delayMs: number;
   /** A batch holding this many documents is written at once. */
   maxDocs: number;
-  /** Tries per batch; a failure other than a duplicate id is tried again 200 ms x try later. */
+  /** Tries per document; one that failed for a reason other than a duplicate id is tried again 200 ms x try later. */
   attempts: number;
 }
 
 export const DEFAULT_BATCHED_INSERTS: BatchedInsertOptions = { delayMs: 50, maxDocs: 200, attempts: 3 };
 
-/** True when every write error of a failed insert is a duplicate `_id`: what was to be written is there. */
-export function onlyDuplicates(err: unknown): boolean {
-  const e = err as (MongoServerError & { writeErrors?: Array<{ code?: number }> | { code?: number } }) | undefined;
-  if (e?.code === 11000) return true;
-  const errors = e?.writeErrors === undefined ? [] : Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
-  return errors.length > 0 && errors.every((w) => w.code === 11000);
-}
+/** The largest document the server stores (BSON's 16 MiB); the driver refuses a larger one before sending anything. */
+export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
 
-interface Batch<D> {
+/** One caller's documents and what it waits on. */
+interface Add<D> {
   docs: D[];
-  written: Promise<void>;
   resolve(): void;
   reject(err: unknown): void;
 }
 
-function openBatch<D>(): Batch<D> {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const written = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  // A caller that does not await its write must not see an unhandled rejection; those that do still get it.
-  written.catch(() => undefined);
-  return { docs: [], written, resolve, reject };
+/** What a failed insert says per document: the indexes (into the documents sent) that failed for a reason other than a duplicate id; undefined when it says nothing per document. */
+function failedIndexes(err: unknown): Set<number> | undefined {
+  const writeErrors = (err as { writeErrors?: Array<{ index: number; code?: number }> | { index: number; code?: number } } | undefined)?.writeErrors;
+  if (writeErrors === undefined) return (err as MongoServerError | undefined)?.code === 11000 ? new Set() : undefined;
+  const list = Array.isArray(writeErrors) ? writeErrors : [writeErrors];
+  if (list.length === 0) return undefined;
+  // A duplicate id is a document already there: written (a retried activity, or a batch tried again).
+  return new Set(list.filter((w) => w.code !== 11000).map((w) => w.index));
 }
 
 export class BatchedInserts<D extends Document & { _id: string }> {
-  private open: Batch<D> | undefined;
+  private open: Array<Add<D>> = [];
+  private queuedDocs = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly writing = new Set<Promise<void>>();
 
@@ -60,29 +57,39 @@ export class BatchedInserts<D extends Document & { _id: string }> {
     if (!Number.isInteger(options.attempts) || options.attempts < 1) throw new Error(`attempts must be a whole number from 1, got ${options.attempts}`);
   }
 
-  /** Queues documents; resolves once they are in the collection, rejects once their batch has failed every try. */
+  /**
+   * Queues documents; resolves once they are in the collection, rejects once
+   * one of them has failed every try (the others of the batch are written
+   * regardless). A document over the server's size limit is refused here,
+   * alone, so it cannot sink the batch it would have shared.
+   */
   add(docs: D[]): Promise<void> {
     if (docs.length === 0) return Promise.resolve();
-    const batch = (this.open ??= openBatch<D>());
-    batch.docs.push(...docs);
-    if (batch.docs.length >= this.options.maxDocs || this.options.delayMs === 0) this.flush();
+    const tooLarge = docs.find((doc) => BSON.calculateObjectSize(doc) > MAX_DOCUMENT_BYTES);
+    if (tooLarge) return Promise.reject(new Error(`document ${tooLarge._id.slice(0, 120)} is over the ${MAX_DOCUMENT_BYTES} bytes a MongoDB document may hold`));
+    const written = new Promise<void>((resolve, reject) => this.open.push({ docs, resolve, reject }));
+    // A caller that does not await its write must not see an unhandled rejection; one that does still gets it.
+    written.catch(() => undefined);
+    this.queuedDocs += docs.length;
+    if (this.queuedDocs >= this.options.maxDocs || this.options.delayMs === 0) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.options.delayMs);
-    return batch.written;
+    return written;
   }
 
-  /** Documents queued and not yet written. */
+  /** Documents queued and not yet being written. */
   get queued(): number {
-    return this.open?.docs.length ?? 0;
+    return this.queuedDocs;
   }
 
   /** Starts writing the open batch now. */
   flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const batch = this.open;
-    this.open = undefined;
-    if (!batch) return;
-    const work = this.write(batch.docs).then(batch.resolve, batch.reject);
+    const adds = this.open;
+    this.open = [];
+    this.queuedDocs = 0;
+    if (adds.length === 0) return;
+    const work = this.write(adds);
     this.writing.add(work);
     void work.finally(() => this.writing.delete(work));
   }
@@ -93,17 +100,35 @@ export class BatchedInserts<D extends Document & { _id: string }> {
     await Promise.allSettled([...this.writing]);
   }
 
-  private async write(docs: D[]): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
+  /** Never rejects: each add is settled on its own. */
+  private async write(adds: Array<Add<D>>): Promise<void> {
+    let pending = adds;
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      const docs = pending.flatMap((a) => a.docs);
+      let failed: Set<number> | undefined;
+      let error: unknown;
       try {
         await this.collection().insertMany(docs as OptionalUnlessRequiredId<D>[], { ordered: false });
-        return;
+        failed = new Set();
       } catch (err) {
-        // Tried again, the documents already written come back as duplicates: they are there.
-        if (onlyDuplicates(err)) return;
-        if (attempt >= this.options.attempts) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        error = err;
+        failed = failedIndexes(err);
       }
+      // Adds whose every document is written are done; the rest (all of them, when the error named no document) go again.
+      const again: Array<Add<D>> = [];
+      let first = 0;
+      for (const add of pending) {
+        const mine = add.docs.map((_, i) => first + i);
+        first += add.docs.length;
+        if (failed !== undefined && !mine.some((i) => failed.has(i))) add.resolve();
+        else again.push(add);
+      }
+      if (again.length > 0 && attempt >= this.options.attempts) {
+        for (const add of again) add.reject(error);
+        return;
+      }
+      pending = again;
+      if (pending.length > 0) await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
     }
   }
 }

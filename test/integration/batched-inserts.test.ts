@@ -55,13 +55,18 @@ it('documents added within the delay share one insert, and each add resolves onc
   expect(await stored()).toEqual(['a', 'b', 'c', 'd', 'e']);
 });
 
-it('waits no longer than the delay, and with a delay of 0 writes each add on its own', async () => {
-  const timed = fresh({ delayMs: 40 });
+it('the delay runs from the first document of a batch: a later add joins it without pushing the write back', async () => {
+  const timed = fresh({ delayMs: 80 });
   const started = performance.now();
-  await timed.batcher.add(docs('x'));
-  const took = performance.now() - started;
-  expect(took).toBeGreaterThanOrEqual(35);
-  expect(took).toBeLessThan(1_000);
+  const first = timed.batcher.add(docs('x')).then(() => performance.now() - started);
+  await new Promise((resolve) => setTimeout(resolve, 40));
+  const second = timed.batcher.add(docs('y')).then(() => performance.now() - started);
+  const [a, b] = await Promise.all([first, second]);
+  expect(a).toBeGreaterThanOrEqual(75);
+  // Had the second add restarted the wait, its batch would be written 80 ms after it (120 ms in).
+  expect(b).toBeLessThan(115);
+  expect(timed.insertsHere()).toHaveLength(1);
+  expect(await timed.stored()).toEqual(['x', 'y']);
 
   const single = fresh({ delayMs: 0 });
   await Promise.all([single.batcher.add(docs('a')), single.batcher.add(docs('b'))]);
@@ -98,7 +103,7 @@ it('an id already stored counts as written: the rest of the batch lands and the 
   expect(await db.collection(name).countDocuments()).toBe(3);
 });
 
-it('a batch that fails for another reason is tried `attempts` times, then every add in it rejects with the error', async () => {
+it('a document the server refuses is tried `attempts` times and fails its own add; the rest of its batch is written and resolves', async () => {
   let tries = 0;
   const name = `c${++collections}`;
   const batcher = new BatchedInserts<Doc>(
@@ -108,16 +113,36 @@ it('a batch that fails for another reason is tried `attempts` times, then every 
     },
     { delayMs: 10, maxDocs: 200, attempts: 2 },
   );
-  // Over the server's 16 MB document limit: refused on every try.
-  const huge = { _id: 'huge', n: 1, body: 'x'.repeat(17 * 1024 * 1024) } as Doc;
-  const failed = batcher.add([huge]);
-  const sameBatch = batcher.add(docs('small'));
-  await expect(failed).rejects.toThrow();
-  await expect(sameBatch).rejects.toThrow();
+  await db.collection<Doc>(name).insertOne({ _id: 'there', n: 0 });
+  // A field name starting with `$` is refused per document by the server; the batch is unordered.
+  const bad = { _id: 'bad', n: 1, $oops: 1 } as unknown as Doc;
+  const before = batcher.add(docs('good-1'));
+  const refused = batcher.add([bad]);
+  const duplicate = batcher.add(docs('there'));
+  const after = batcher.add(docs('good-2'));
+  await expect(refused).rejects.toThrow();
+  await expect(before).resolves.toBeUndefined();
+  await expect(duplicate).resolves.toBeUndefined();
+  await expect(after).resolves.toBeUndefined();
+  // Tried twice: the second time with the refused document alone.
   expect(tries).toBe(2);
+  // After the test's own insert of `there`.
+  const retried = inserts.filter((e) => e.command.insert === name).slice(1);
+  expect(retried.map((e) => (e.command.documents as Doc[]).map((d) => d._id))).toEqual([['good-1', 'bad', 'there', 'good-2'], ['bad']]);
+  expect((await db.collection<Doc>(name).find().sort({ _id: 1 }).toArray()).map((d) => d._id)).toEqual(['good-1', 'good-2', 'there']);
   // The batcher carries on with the next batch.
-  await batcher.add(docs('after'));
-  expect(await db.collection<Doc>(name).findOne({ _id: 'after' })).toMatchObject({ _id: 'after' });
+  await batcher.add(docs('later'));
+  expect(await db.collection<Doc>(name).findOne({ _id: 'later' })).toMatchObject({ _id: 'later' });
+});
+
+it('a document over the 16 MiB a document may hold is refused at once, alone, without sinking the batch it would have joined', async () => {
+  const { batcher, insertsHere, stored } = fresh();
+  const small = batcher.add(docs('small'));
+  const huge = { _id: 'huge', n: 1, body: 'x'.repeat(17 * 1024 * 1024) } as Doc;
+  await expect(batcher.add([huge])).rejects.toThrow('document huge is over the 16777216 bytes a MongoDB document may hold');
+  await expect(small).resolves.toBeUndefined();
+  expect(insertsHere()).toHaveLength(1);
+  expect(await stored()).toEqual(['small']);
 });
 
 it('settled() writes what is queued now and resolves once every write has landed', async () => {
