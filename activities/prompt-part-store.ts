@@ -129,11 +129,15 @@ export class PromptPartStore {
    * archived. This worker's cache lets them age out: nothing reads a part of
    * a closed run.
    */
-  async deleteSession(workflowId: string): Promise<number> {
-    // Parts still queued here would land after the deletion and stay.
-    await this.inserts.settled();
-    const { deletedCount } = await this.track(this.collection.deleteMany({ workflowId }));
-    return deletedCount;
+  deleteSession(workflowId: string): Promise<number> {
+    return this.track(
+      (async () => {
+        // Parts still queued here would land after the deletion and stay.
+        await this.inserts.settled();
+        const { deletedCount } = await this.collection.deleteMany({ workflowId });
+        return deletedCount;
+      })(),
+    );
   }
 
   private async save(owner: PartOwner, parts: Array<{ id: string; body: string }>): Promise<void> {

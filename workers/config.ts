@@ -41,9 +41,10 @@ export const RuntimeConfig = z.object({
     /**
      * How long a usage record or prompt part written behind its model call
      * waits for others to share its insert (activities/batched-inserts.ts); 0
-     * writes each on its own.
+     * writes each on its own. At most 150: a step that moves to another
+     * worker looks its parts up for 200 ms before resending its prompt whole.
      */
-    writeBatchMs: z.number().int().min(0).max(1_000).default(50),
+    writeBatchMs: z.number().int().min(0).max(150).default(50),
   }),
   model: z.object({
     baseUrl: z.url({ message: 'must be a URL such as https://api.openai.com/v1' }).default('https://api.openai.com/v1'),
@@ -117,7 +118,7 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
   'mongodb.writeBatchMs': {
     env: 'MONGODB_WRITE_BATCH_MS',
     kind: 'int',
-    fix: 'set MONGODB_WRITE_BATCH_MS to a whole number of milliseconds from 0 (each write on its own) to 1000',
+    fix: 'set MONGODB_WRITE_BATCH_MS to a whole number of milliseconds from 0 (each write on its own) to 150',
   },
   'mongodb.database': { env: 'MONGODB_DATABASE', kind: 'string', fix: 'set MONGODB_DATABASE to a name without / \\ . " $ or spaces' },
   'model.baseUrl': { env: 'OPENAI_BASE_URL', kind: 'string', fix: 'set OPENAI_BASE_URL to the API root, e.g. http://127.0.0.1:11434/v1 for Ollama' },
