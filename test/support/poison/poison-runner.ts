@@ -14,7 +14,7 @@ import type { SessionOptionsInput, SessionView, TurnResult } from '../../../work
 import { Delivery, type PoisonCase } from './poison-case';
 import { PoisonModel, pongFor, toolTurnMessage } from './poison-model';
 import type { RawArg } from './raw-json';
-import { isBenignTaskFailure, readWholeStream, taskFailuresOfAllRuns, taskFailuresOf, withTimeout, type TaskFailure } from './session-health';
+import { isBenignTaskFailure, readWholeStream, taskFailuresOfAllRuns, taskFailuresOf, callWithTimeout, type TaskFailure } from './session-health';
 
 /** The real stack the cases go to. */
 export interface PoisonTarget {
@@ -140,11 +140,11 @@ export class PoisonSession {
 
   /** Sends a normal message and waits for its answer. */
   async ask(text: string): Promise<{ ok: boolean; why: string; turn?: TurnResult }> {
-    let r = await withTimeout(this.target.agent.ask(this.options, { text }), this.timeouts.turnMs);
+    let r = await callWithTimeout(this.target.client, () => this.target.agent.ask(this.options, { text }), this.timeouts.turnMs);
     if ('error' in r && (r.error as Error)?.name === 'SessionClosedError') {
       // A valid endSession among the cases: the run is archiving. Once it has closed, the message starts the session anew.
       await eventually(async () => (await this.handle.describe()).status.name !== 'RUNNING', 'the closing run to end', this.timeouts.turnMs).catch(() => undefined);
-      r = await withTimeout(this.target.agent.ask(this.options, { text }), this.timeouts.turnMs);
+      r = await callWithTimeout(this.target.client, () => this.target.agent.ask(this.options, { text }), this.timeouts.turnMs);
     }
     if ('timedOut' in r) return { ok: false, why: `no answer to "${text.slice(0, 60)}" within ${this.timeouts.turnMs} ms` };
     if ('error' in r) return { ok: false, why: `"${text.slice(0, 60)}" failed: ${describeError(r.error)}` };
@@ -168,8 +168,8 @@ export class PoisonSession {
 
   private async deliverOnce(c: PoisonCase): Promise<CaseOutcome> {
     const outcome = (delivery: Delivery, detail: string): CaseOutcome => ({ case: c, delivery, detail });
-    const settle = async (work: Promise<unknown>, ms: number, onError: (err: unknown) => CaseOutcome): Promise<CaseOutcome> => {
-      const r = await withTimeout(work, ms);
+    const settle = async (work: () => Promise<unknown>, ms: number, onError: (err: unknown) => CaseOutcome): Promise<CaseOutcome> => {
+      const r = await callWithTimeout(this.target.client, work, ms);
       if ('timedOut' in r) return outcome(Delivery.timedOut, `no answer within ${ms} ms`);
       if ('error' in r) return onError(r.error);
       return outcome(Delivery.accepted, '');
@@ -179,23 +179,24 @@ export class PoisonSession {
     const caseMs = waitFor(c, this.timeouts.caseMs);
     switch (c.kind) {
       case 'signal':
-        return settle(this.handle.signal(c.name, ...c.args.map(toPayload)), caseMs, (err) => outcome(Delivery.refused, describeError(err)));
+        return settle(() => this.handle.signal(c.name, ...c.args.map(toPayload)), caseMs, (err) => outcome(Delivery.refused, describeError(err)));
       case 'update': {
         const updateId = `${c.id}-${randomUUID().slice(0, 8)}`;
         const rejected = refusedOr((err) => ({ ...outcome(Delivery.rejected, describeError(err)), updateId }));
-        const started = await withTimeout(
-          this.handle.startUpdate(c.name, { updateId, args: c.args.map(toPayload) as [RawValue], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+        const started = await callWithTimeout(
+          this.target.client,
+          () => this.handle.startUpdate(c.name, { updateId, args: c.args.map(toPayload) as [RawValue], waitForStage: WorkflowUpdateStage.ACCEPTED }),
           caseMs,
         );
         if ('timedOut' in started) return { ...outcome(Delivery.timedOut, `no answer within ${caseMs} ms`), updateId };
         if ('error' in started) return rejected(started.error);
         // A rejection comes back with the start call, so its result is known at once; an accepted update may run on (a long poll, say).
-        const settled = await withTimeout(started.value.result(), 100);
+        const settled = await callWithTimeout(this.target.client, () => started.value.result(), 100);
         if ('error' in settled) return rejected(settled.error);
         return { ...outcome(Delivery.accepted, ''), updateId };
       }
       case 'query':
-        return settle(this.handle.query(c.name, ...c.args.map(toPayload)), caseMs, refusedOr((err) => outcome(Delivery.rejected, describeError(err))));
+        return settle(() => this.handle.query(c.name, ...c.args.map(toPayload)), caseMs, refusedOr((err) => outcome(Delivery.rejected, describeError(err))));
       case 'toolCalls': {
         this.target.model.register(c.id, c.calls);
         const r = await this.ask(toolTurnMessage(c.id));
@@ -219,14 +220,14 @@ export class PoisonSession {
     check.taskFailures = failures.filter((f) => !isBenignTaskFailure(f));
     check.benignTaskFailures = failures.length - check.taskFailures.length;
     if (!asked.ok) return check;
-    const last = await withTimeout(this.target.agent.getSession(this.sessionId), this.timeouts.caseMs);
+    const last = await callWithTimeout(this.target.client, () => this.target.agent.getSession(this.sessionId), this.timeouts.caseMs);
     if ('value' in last) {
       const view: SessionView = last.value;
       const ignored = view.counters.signalsIgnored ?? 0;
       check.signalsIgnored = ignored >= this.lastIgnored ? ignored - this.lastIgnored : ignored;
       this.lastIgnored = ignored;
     }
-    const stream = await withTimeout(readWholeStream(this.target.client, this.workflowId), this.timeouts.turnMs);
+    const stream = await callWithTimeout(this.target.client, () => readWholeStream(this.target.client, this.workflowId), this.timeouts.turnMs);
     if ('timedOut' in stream || 'error' in stream) {
       check.unparseable.push({ offset: -1, why: `reading the stream failed: ${'error' in stream ? describeError(stream.error) : 'timed out'}` });
       return check;
@@ -261,7 +262,7 @@ export async function runStartCase(target: PoisonTarget, c: Extract<PoisonCase, 
     args: [toPayload({ text: `{"options":${c.options.text}}` })],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
-  const r = await withTimeout(target.client.workflow.executeUpdateWithStart('sendMessage', { args: [{ text: 'hello', principal: { tenant: 'acme', user: 'ana' } }], startWorkflowOperation: start }), timeoutMs);
+  const r = await callWithTimeout(target.client, () => target.client.workflow.executeUpdateWithStart('sendMessage', { args: [{ text: 'hello', principal: { tenant: 'acme', user: 'ana' } }], startWorkflowOperation: start }), timeoutMs);
   const outcome: CaseOutcome =
     'timedOut' in r
       ? { case: c, delivery: Delivery.timedOut, detail: `no answer within ${timeoutMs} ms` }

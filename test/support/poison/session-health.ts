@@ -57,6 +57,22 @@ export async function withTimeout<T>(work: Promise<T>, ms: number): Promise<{ va
   }
 }
 
+/**
+ * `withTimeout` for calls through the Temporal client: past `ms` they are
+ * cancelled, not left running. A call left running (an accepted update's
+ * result long-poll, say) can still be in flight, or waiting to be retried,
+ * when the test closes its connection; the SDK's retry interceptor then
+ * starts its next attempt on the closed channel from a timer, and the
+ * uncaught "Channel has been shut down" fails the test file after every test
+ * in it passed.
+ */
+export async function callWithTimeout<T>(client: Client, call: () => Promise<T>, ms: number): Promise<{ value: T } | { error: unknown } | { timedOut: true }> {
+  const controller = new AbortController();
+  const r = await withTimeout(client.connection.withAbortSignal(controller.signal, call), ms);
+  if ('timedOut' in r) controller.abort();
+  return r;
+}
+
 /** Every run of a workflow id the server knows of, with whether it is still running. */
 export async function runsOf(client: Client, workflowId: string): Promise<Array<{ runId: string; running: boolean }>> {
   const runs: Array<{ runId: string; running: boolean }> = [];
