@@ -25,6 +25,9 @@ export interface PartOwner {
 
 const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 const MISSING_PART_RETRY_MS = 100;
+/** How long an archived session's part deletion waits for others', and how many share one. */
+const DELETE_BATCH_MS = 250;
+const DELETE_BATCH_MAX = 100;
 
 /**
  * The model activity's side of prompts by reference: parts a call carries
@@ -50,8 +53,13 @@ export class PromptPartStore {
     this.inserts = new BatchedInserts(() => this.collection, batching);
   }
 
-  /** Resolves once the writes and deletions still running on this worker are done (or failed), writing what is queued now. */
+  /** Archived sessions whose parts are to be deleted, waiting to share one deletion. */
+  private deletions: Array<{ workflowId: string; before: Date; resolve(): void; reject(err: unknown): void }> = [];
+  private deletionTimer: NodeJS.Timeout | undefined;
+
+  /** Resolves once the writes and deletions still running on this worker are done (or failed), starting those queued now. */
   async settled(): Promise<void> {
+    this.flushDeletions();
     await Promise.allSettled([this.inserts.settled(), ...this.behind]);
   }
 
@@ -125,17 +133,38 @@ export class PromptPartStore {
   }
 
   /**
-   * Deletes every stored part of a session (all its runs), when it is
+   * Deletes the stored parts of a session (all its runs so far), when it is
    * archived. This worker's cache lets them age out: nothing reads a part of
-   * a closed run.
+   * a closed run. Deletions within DELETE_BATCH_MS of each other share one
+   * `deleteMany`: FerretDB answers a filter on `workflowId` by reading the
+   * whole collection (about 90 ms of its CPU with 1,500 parts stored), once
+   * per command however many sessions it names. Parts stored after the call
+   * (a run the session started again at once) are kept.
    */
-  deleteSession(workflowId: string): Promise<number> {
-    return this.track(
+  deleteSession(workflowId: string): Promise<void> {
+    const done = new Promise<void>((resolve, reject) => this.deletions.push({ workflowId, before: new Date(), resolve, reject }));
+    done.catch(() => undefined);
+    if (this.deletions.length >= DELETE_BATCH_MAX) this.flushDeletions();
+    else this.deletionTimer ??= setTimeout(() => this.flushDeletions(), DELETE_BATCH_MS);
+    return done;
+  }
+
+  private flushDeletions(): void {
+    clearTimeout(this.deletionTimer);
+    this.deletionTimer = undefined;
+    const batch = this.deletions;
+    this.deletions = [];
+    if (batch.length === 0) return;
+    void this.track(
       (async () => {
-        // Parts still queued here would land after the deletion and stay.
-        await this.inserts.settled();
-        const { deletedCount } = await this.collection.deleteMany({ workflowId });
-        return deletedCount;
+        try {
+          // Parts still queued here would land after the deletion and stay.
+          await this.inserts.settled();
+          await this.collection.deleteMany({ $or: batch.map((d) => ({ workflowId: d.workflowId, createdAt: { $lte: d.before } })) });
+          for (const d of batch) d.resolve();
+        } catch (err) {
+          for (const d of batch) d.reject(err);
+        }
       })(),
     );
   }
