@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
+import type { CommandStartedEvent, Db } from 'mongodb';
 import { BatchedInserts, type BatchedInsertOptions } from '../../activities/batched-inserts';
+import { openMonitoredDb } from '../support/monitored-db';
 
 /*
  * Writes behind model calls (usage records, prompt parts), a batch at a time,
@@ -10,23 +10,14 @@ import { BatchedInserts, type BatchedInsertOptions } from '../../activities/batc
 
 type Doc = { _id: string; n: number };
 
-let mongo: MongoClient;
 let db: Db;
-const inserts: CommandStartedEvent[] = [];
+let inserts: CommandStartedEvent[];
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  const uri = process.env.MONGODB_URI;
-  if (!uri) throw new Error('MONGODB_URI is not set: run the tests through jest, whose global setup starts the stack');
-  mongo = await new MongoClient(uri, { monitorCommands: true }).connect();
-  db = mongo.db(`t_batched_${randomUUID().slice(0, 8)}`);
-  mongo.on('commandStarted', (e) => {
-    if (e.commandName === 'insert' && e.databaseName === db.databaseName) inserts.push(e);
-  });
+  ({ db, commands: inserts, close } = await openMonitoredDb('batched', ['insert']));
 });
-afterAll(async () => {
-  await db.dropDatabase().catch(() => undefined);
-  await mongo.close();
-});
+afterAll(async () => close());
 
 let collections = 0;
 function fresh(options: Partial<BatchedInsertOptions> = {}) {

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
+import type { CommandStartedEvent, Db } from 'mongodb';
 import { PROMPT_PARTS_COLLECTION, PromptPartStore } from '../../activities/prompt-part-store';
+import { openMonitoredDb } from '../support/monitored-db';
 
 /*
  * Archived sessions' prompt parts, deleted on the real MongoDB-compatible
@@ -9,23 +9,14 @@ import { PROMPT_PARTS_COLLECTION, PromptPartStore } from '../../activities/promp
  * parts.
  */
 
-let mongo: MongoClient;
 let db: Db;
-const deletes: CommandStartedEvent[] = [];
+let deletes: CommandStartedEvent[];
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  const uri = process.env.MONGODB_URI;
-  if (!uri) throw new Error('MONGODB_URI is not set: run the tests through jest, whose global setup starts the stack');
-  mongo = await new MongoClient(uri, { monitorCommands: true }).connect();
-  db = mongo.db(`t_parts_${randomUUID().slice(0, 8)}`);
-  mongo.on('commandStarted', (e) => {
-    if (e.commandName === 'delete' && e.databaseName === db.databaseName) deletes.push(e);
-  });
+  ({ db, commands: deletes, close } = await openMonitoredDb('parts', ['delete']));
 });
-afterAll(async () => {
-  await db.dropDatabase().catch(() => undefined);
-  await mongo.close();
-});
+afterAll(async () => close());
 
 /** Stores one message part for a run, as a model call sending it inline would. */
 async function storePart(store: PromptPartStore, workflowId: string, runId: string, text: string): Promise<void> {
