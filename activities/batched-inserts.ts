@@ -42,11 +42,59 @@ function failedIndexes(err: unknown): Set<number> | undefined {
   return new Set(list.filter((w) => w.code !== 11000).map((w) => w.index));
 }
 
-export class BatchedInserts<D extends Document & { _id: string }> {
-  private open: Array<Add<D>> = [];
-  private queuedDocs = 0;
+/**
+ * Items that wait up to `delayMs` for others and are then handed to `write`
+ * together; a batch whose items' sizes reach `maxSize` goes at once. The
+ * queue behind both the batched inserts here and the batched deletions of
+ * archived sessions' prompt parts.
+ */
+export class BatchQueue<T> {
+  private open: T[] = [];
+  private openSize = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly writing = new Set<Promise<void>>();
+
+  /** `write` settles its items' callers itself; a rejection of it is ignored. */
+  constructor(
+    private readonly delayMs: number,
+    private readonly maxSize: number,
+    private readonly write: (items: T[]) => Promise<void>,
+  ) {}
+
+  add(item: T, size = 1): void {
+    this.open.push(item);
+    this.openSize += size;
+    if (this.openSize >= this.maxSize || this.delayMs === 0) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.delayMs);
+  }
+
+  /** The summed size of the items queued and not yet being written. */
+  get queued(): number {
+    return this.openSize;
+  }
+
+  /** Starts writing the open batch now. */
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const items = this.open;
+    this.open = [];
+    this.openSize = 0;
+    if (items.length === 0) return;
+    const work = this.write(items).catch(() => undefined);
+    this.writing.add(work);
+    void work.finally(() => this.writing.delete(work));
+  }
+
+  /** Writes what is queued and resolves once every write started is done (or failed). */
+  async settled(): Promise<void> {
+    this.flush();
+    await Promise.allSettled([...this.writing]);
+  }
+}
+
+export class BatchedInserts<D extends Document & { _id: string }> {
+  private readonly queue: BatchQueue<Add<D>>;
 
   constructor(
     private readonly collection: () => Collection<D>,
@@ -55,6 +103,7 @@ export class BatchedInserts<D extends Document & { _id: string }> {
     if (!Number.isInteger(options.delayMs) || options.delayMs < 0) throw new Error(`delayMs must be a whole number of milliseconds from 0, got ${options.delayMs}`);
     if (!Number.isInteger(options.maxDocs) || options.maxDocs < 1) throw new Error(`maxDocs must be a whole number from 1, got ${options.maxDocs}`);
     if (!Number.isInteger(options.attempts) || options.attempts < 1) throw new Error(`attempts must be a whole number from 1, got ${options.attempts}`);
+    this.queue = new BatchQueue(options.delayMs, options.maxDocs, (adds) => this.write(adds));
   }
 
   /**
@@ -67,37 +116,22 @@ export class BatchedInserts<D extends Document & { _id: string }> {
     if (docs.length === 0) return Promise.resolve();
     const tooLarge = docs.find((doc) => BSON.calculateObjectSize(doc) > MAX_DOCUMENT_BYTES);
     if (tooLarge) return Promise.reject(new Error(`document ${tooLarge._id.slice(0, 120)} is over the ${MAX_DOCUMENT_BYTES} bytes a MongoDB document may hold`));
-    const written = new Promise<void>((resolve, reject) => this.open.push({ docs, resolve, reject }));
+    let add!: Add<D>;
+    const written = new Promise<void>((resolve, reject) => (add = { docs, resolve, reject }));
     // A caller that does not await its write must not see an unhandled rejection; one that does still gets it.
     written.catch(() => undefined);
-    this.queuedDocs += docs.length;
-    if (this.queuedDocs >= this.options.maxDocs || this.options.delayMs === 0) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), this.options.delayMs);
+    this.queue.add(add, docs.length);
     return written;
   }
 
   /** Documents queued and not yet being written. */
   get queued(): number {
-    return this.queuedDocs;
-  }
-
-  /** Starts writing the open batch now. */
-  flush(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    const adds = this.open;
-    this.open = [];
-    this.queuedDocs = 0;
-    if (adds.length === 0) return;
-    const work = this.write(adds);
-    this.writing.add(work);
-    void work.finally(() => this.writing.delete(work));
+    return this.queue.queued;
   }
 
   /** Writes what is queued and resolves once every write started on this worker is done (or failed). */
-  async settled(): Promise<void> {
-    this.flush();
-    await Promise.allSettled([...this.writing]);
+  settled(): Promise<void> {
+    return this.queue.settled();
   }
 
   /** Never rejects: each add is settled on its own. */

@@ -3,7 +3,7 @@ import type { Db } from 'mongodb';
 import type { ChatMessage } from '../workflows/chat-message';
 import { PROMPT_PART_MISSING, type PromptByRef } from '../workflows/prompt-parts';
 import type { ModelToolDefinition } from './activity-types';
-import { BatchedInserts, DEFAULT_BATCHED_INSERTS, type BatchedInsertOptions } from './batched-inserts';
+import { BatchQueue, BatchedInserts, DEFAULT_BATCHED_INSERTS, type BatchedInsertOptions } from './batched-inserts';
 
 export const PROMPT_PARTS_COLLECTION = 'prompt_parts';
 
@@ -29,6 +29,14 @@ const MISSING_PART_RETRY_MS = 100;
 const DELETE_BATCH_MS = 250;
 const DELETE_BATCH_MAX = 100;
 
+/** An archived session whose parts are to go: those stored before it was archived. */
+interface Deletion {
+  workflowId: string;
+  before: Date;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 /**
  * The model activity's side of prompts by reference: parts a call carries
  * are kept in this worker's memory (most steps of a session run on the
@@ -38,9 +46,6 @@ const DELETE_BATCH_MAX = 100;
 export class PromptPartStore {
   private readonly cache = new Map<string, string>();
   private cachedBytes = 0;
-
-  /** Writes and deletions still running behind their calls. */
-  private readonly behind = new Set<Promise<unknown>>();
 
   /** New parts, written a batch at a time (several calls' parts in one insert). */
   private readonly inserts: BatchedInserts<PartDoc>;
@@ -54,22 +59,11 @@ export class PromptPartStore {
   }
 
   /** Archived sessions whose parts are to be deleted, waiting to share one deletion. */
-  private deletions: Array<{ workflowId: string; before: Date; resolve(): void; reject(err: unknown): void }> = [];
-  private deletionTimer: NodeJS.Timeout | undefined;
+  private readonly deletions = new BatchQueue<Deletion>(DELETE_BATCH_MS, DELETE_BATCH_MAX, (batch) => this.deleteBatch(batch));
 
   /** Resolves once the writes and deletions still running on this worker are done (or failed), starting those queued now. */
   async settled(): Promise<void> {
-    this.flushDeletions();
-    await Promise.allSettled([this.inserts.settled(), ...this.behind]);
-  }
-
-  private track<T>(work: Promise<T>): Promise<T> {
-    this.behind.add(work);
-    void work.then(
-      () => this.behind.delete(work),
-      () => this.behind.delete(work),
-    );
-    return work;
+    await Promise.allSettled([this.deletions.settled(), this.inserts.settled()]);
   }
 
   private get collection() {
@@ -128,7 +122,7 @@ export class PromptPartStore {
     return {
       messages: prompt.messages.map((id) => parse<ChatMessage>(id)),
       tools: prompt.tools.map((id) => parse<ModelToolDefinition>(id)),
-      stored: this.track(this.save(owner, Object.keys(prompt.parts).map((id) => ({ id, body: bodies.get(id) as string })))),
+      stored: this.save(owner, Object.keys(prompt.parts).map((id) => ({ id, body: bodies.get(id) as string }))),
     };
   }
 
@@ -142,31 +136,20 @@ export class PromptPartStore {
    * (a run the session started again at once) are kept.
    */
   deleteSession(workflowId: string): Promise<void> {
-    const done = new Promise<void>((resolve, reject) => this.deletions.push({ workflowId, before: new Date(), resolve, reject }));
+    const done = new Promise<void>((resolve, reject) => this.deletions.add({ workflowId, before: new Date(), resolve, reject }));
     done.catch(() => undefined);
-    if (this.deletions.length >= DELETE_BATCH_MAX) this.flushDeletions();
-    else this.deletionTimer ??= setTimeout(() => this.flushDeletions(), DELETE_BATCH_MS);
     return done;
   }
 
-  private flushDeletions(): void {
-    clearTimeout(this.deletionTimer);
-    this.deletionTimer = undefined;
-    const batch = this.deletions;
-    this.deletions = [];
-    if (batch.length === 0) return;
-    void this.track(
-      (async () => {
-        try {
-          // Parts still queued here would land after the deletion and stay.
-          await this.inserts.settled();
-          await this.collection.deleteMany({ $or: batch.map((d) => ({ workflowId: d.workflowId, createdAt: { $lte: d.before } })) });
-          for (const d of batch) d.resolve();
-        } catch (err) {
-          for (const d of batch) d.reject(err);
-        }
-      })(),
-    );
+  private async deleteBatch(batch: Deletion[]): Promise<void> {
+    try {
+      // Parts still queued here would land after the deletion and stay.
+      await this.inserts.settled();
+      await this.collection.deleteMany({ $or: batch.map((d) => ({ workflowId: d.workflowId, createdAt: { $lte: d.before } })) });
+      for (const d of batch) d.resolve();
+    } catch (err) {
+      for (const d of batch) d.reject(err);
+    }
   }
 
   private async save(owner: PartOwner, parts: Array<{ id: string; body: string }>): Promise<void> {
