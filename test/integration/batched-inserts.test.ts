@@ -1,6 +1,5 @@
-import type { CommandStartedEvent, Db } from 'mongodb';
 import { BatchedInserts, type BatchedInsertOptions } from '../../activities/batched-inserts';
-import { openMonitoredDb } from '../support/monitored-db';
+import { useMonitoredDb } from '../support/monitored-db';
 
 /*
  * Writes behind model calls (usage records, prompt parts), a batch at a time,
@@ -10,21 +9,14 @@ import { openMonitoredDb } from '../support/monitored-db';
 
 type Doc = { _id: string; n: number };
 
-let db: Db;
-let inserts: CommandStartedEvent[];
-let close: () => Promise<void>;
-
-beforeAll(async () => {
-  ({ db, commands: inserts, close } = await openMonitoredDb('batched', ['insert']));
-});
-afterAll(async () => close());
+const m = useMonitoredDb('batched', ['insert']);
 
 let collections = 0;
 function fresh(options: Partial<BatchedInsertOptions> = {}) {
   const name = `c${++collections}`;
-  const batcher = new BatchedInserts<Doc>(() => db.collection<Doc>(name), { delayMs: 50, maxDocs: 200, attempts: 3, ...options });
-  const insertsHere = () => inserts.filter((e) => e.command.insert === name);
-  const stored = async () => (await db.collection<Doc>(name).find().sort({ _id: 1 }).toArray()).map((d) => d._id);
+  const batcher = new BatchedInserts<Doc>(() => m.db.collection<Doc>(name), { delayMs: 50, maxDocs: 200, attempts: 3, ...options });
+  const insertsHere = () => m.commands.filter((e) => e.command.insert === name);
+  const stored = async () => (await m.db.collection<Doc>(name).find().sort({ _id: 1 }).toArray()).map((d) => d._id);
   return { name, batcher, insertsHere, stored };
 }
 
@@ -85,13 +77,13 @@ it('a full batch is written at once, without waiting for the delay', async () =>
 
 it('an id already stored counts as written: the rest of the batch lands and the stored document is left as it was', async () => {
   const { name, batcher, stored } = fresh();
-  await db.collection<Doc>(name).insertOne({ _id: 'b', n: 99 });
+  await m.db.collection<Doc>(name).insertOne({ _id: 'b', n: 99 });
   await expect(batcher.add(docs('a', 'b', 'c'))).resolves.toBeUndefined();
   expect(await stored()).toEqual(['a', 'b', 'c']);
-  expect(await db.collection<Doc>(name).findOne({ _id: 'b' })).toEqual({ _id: 'b', n: 99 });
+  expect(await m.db.collection<Doc>(name).findOne({ _id: 'b' })).toEqual({ _id: 'b', n: 99 });
   // The same documents again (a retried activity): nothing changes, nothing fails.
   await expect(batcher.add(docs('a', 'c'))).resolves.toBeUndefined();
-  expect(await db.collection(name).countDocuments()).toBe(3);
+  expect(await m.db.collection(name).countDocuments()).toBe(3);
 });
 
 it('a document the server refuses is tried `attempts` times and fails its own add; the rest of its batch is written and resolves', async () => {
@@ -100,11 +92,11 @@ it('a document the server refuses is tried `attempts` times and fails its own ad
   const batcher = new BatchedInserts<Doc>(
     () => {
       tries += 1;
-      return db.collection<Doc>(name);
+      return m.db.collection<Doc>(name);
     },
     { delayMs: 10, maxDocs: 200, attempts: 2 },
   );
-  await db.collection<Doc>(name).insertOne({ _id: 'there', n: 0 });
+  await m.db.collection<Doc>(name).insertOne({ _id: 'there', n: 0 });
   // A field name starting with `$` is refused per document by the server; the batch is unordered.
   const bad = { _id: 'bad', n: 1, $oops: 1 } as unknown as Doc;
   const before = batcher.add(docs('good-1'));
@@ -118,12 +110,12 @@ it('a document the server refuses is tried `attempts` times and fails its own ad
   // Tried twice: the second time with the refused document alone.
   expect(tries).toBe(2);
   // After the test's own insert of `there`.
-  const retried = inserts.filter((e) => e.command.insert === name).slice(1);
+  const retried = m.commands.filter((e) => e.command.insert === name).slice(1);
   expect(retried.map((e) => (e.command.documents as Doc[]).map((d) => d._id))).toEqual([['good-1', 'bad', 'there', 'good-2'], ['bad']]);
-  expect((await db.collection<Doc>(name).find().sort({ _id: 1 }).toArray()).map((d) => d._id)).toEqual(['good-1', 'good-2', 'there']);
+  expect((await m.db.collection<Doc>(name).find().sort({ _id: 1 }).toArray()).map((d) => d._id)).toEqual(['good-1', 'good-2', 'there']);
   // The batcher carries on with the next batch.
   await batcher.add(docs('later'));
-  expect(await db.collection<Doc>(name).findOne({ _id: 'later' })).toMatchObject({ _id: 'later' });
+  expect(await m.db.collection<Doc>(name).findOne({ _id: 'later' })).toMatchObject({ _id: 'later' });
 });
 
 it('a document over the 16 MiB a document may hold is refused at once, alone, without sinking the batch it would have joined', async () => {
@@ -149,7 +141,7 @@ it('settled() writes what is queued now and resolves once every write has landed
 });
 
 it('refuses options that would never write', () => {
-  const collection = () => db.collection<Doc>('never');
+  const collection = () => m.db.collection<Doc>('never');
   expect(() => new BatchedInserts<Doc>(collection, { delayMs: -1, maxDocs: 1, attempts: 1 })).toThrow('delayMs must be a whole number of milliseconds from 0, got -1');
   expect(() => new BatchedInserts<Doc>(collection, { delayMs: 0, maxDocs: 0, attempts: 1 })).toThrow('maxDocs must be a whole number from 1, got 0');
   expect(() => new BatchedInserts<Doc>(collection, { delayMs: 0, maxDocs: 1, attempts: 0.5 })).toThrow('attempts must be a whole number from 1, got 0.5');

@@ -1,6 +1,5 @@
-import type { CommandStartedEvent, Db } from 'mongodb';
 import { PROMPT_PARTS_COLLECTION, PromptPartStore } from '../../activities/prompt-part-store';
-import { openMonitoredDb } from '../support/monitored-db';
+import { useMonitoredDb } from '../support/monitored-db';
 
 /*
  * Archived sessions' prompt parts, deleted on the real MongoDB-compatible
@@ -9,14 +8,7 @@ import { openMonitoredDb } from '../support/monitored-db';
  * parts.
  */
 
-let db: Db;
-let deletes: CommandStartedEvent[];
-let close: () => Promise<void>;
-
-beforeAll(async () => {
-  ({ db, commands: deletes, close } = await openMonitoredDb('parts', ['delete']));
-});
-afterAll(async () => close());
+const m = useMonitoredDb('parts', ['delete']);
 
 /** Stores one message part for a run, as a model call sending it inline would. */
 async function storePart(store: PromptPartStore, workflowId: string, runId: string, text: string): Promise<void> {
@@ -24,28 +16,28 @@ async function storePart(store: PromptPartStore, workflowId: string, runId: stri
   await resolved.stored;
 }
 
-const stored = async (workflowId: string) => (await db.collection<{ runId: string }>(PROMPT_PARTS_COLLECTION).find({ workflowId }).toArray()).map((d) => d.runId).sort();
+const stored = async (workflowId: string) => (await m.db.collection<{ runId: string }>(PROMPT_PARTS_COLLECTION).find({ workflowId }).toArray()).map((d) => d.runId).sort();
 
 it('sessions archived close together have their parts deleted by one command; other sessions keep theirs', async () => {
-  const store = new PromptPartStore(db);
+  const store = new PromptPartStore(m.db);
   for (const wf of ['wf-a', 'wf-b', 'wf-c']) {
     await storePart(store, wf, `${wf}-run1`, 'hello');
     await storePart(store, wf, `${wf}-run2`, 'again');
   }
-  const before = deletes.length;
+  const before = m.commands.length;
   const a = store.deleteSession('wf-a');
   const b = store.deleteSession('wf-b');
   // Not at once: the deletion waits for others to share it.
-  expect(deletes.length).toBe(before);
+  expect(m.commands.length).toBe(before);
   await Promise.all([a, b]);
-  expect(deletes.length - before).toBe(1);
+  expect(m.commands.length - before).toBe(1);
   expect(await stored('wf-a')).toEqual([]);
   expect(await stored('wf-b')).toEqual([]);
   expect(await stored('wf-c')).toEqual(['wf-c-run1', 'wf-c-run2']);
 });
 
 it('a run the session started after it was archived keeps its parts', async () => {
-  const store = new PromptPartStore(db);
+  const store = new PromptPartStore(m.db);
   await storePart(store, 'wf-d', 'wf-d-run1', 'before the archive');
   const deleted = store.deleteSession('wf-d');
   await new Promise((resolve) => setTimeout(resolve, 5));
@@ -56,7 +48,7 @@ it('a run the session started after it was archived keeps its parts', async () =
 });
 
 it('settled() starts the queued deletions at once, after the parts still queued for writing', async () => {
-  const store = new PromptPartStore(db, undefined, { delayMs: 60_000, maxDocs: 200, attempts: 3 });
+  const store = new PromptPartStore(m.db, undefined, { delayMs: 60_000, maxDocs: 200, attempts: 3 });
   const resolved = await store.resolve({ workflowId: 'wf-e', runId: 'wf-e-run1' }, { messages: ['p1'], tools: [], parts: { p1: { role: 'user', content: 'queued' } } });
   // Still queued (a minute's delay); the deletion must not run before it lands, or the part would stay.
   const deleted = store.deleteSession('wf-e');

@@ -6,7 +6,7 @@ import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
  * client that records the commands named in `watch` sent to it (counted by
  * tests of what shares one command).
  */
-export async function openMonitoredDb(name: string, watch: string[]): Promise<{ db: Db; commands: CommandStartedEvent[]; close(): Promise<void> }> {
+async function openMonitoredDb(name: string, watch: string[]): Promise<{ db: Db; commands: CommandStartedEvent[]; close(): Promise<void> }> {
   const uri = process.env.MONGODB_URI;
   if (!uri) throw new Error('MONGODB_URI is not set: run the tests through jest, whose global setup starts the stack');
   const mongo = await new MongoClient(uri, { monitorCommands: true }).connect();
@@ -23,4 +23,18 @@ export async function openMonitoredDb(name: string, watch: string[]): Promise<{ 
       await mongo.close();
     },
   };
+}
+
+/** `openMonitoredDb` for one test file: opened before its tests, dropped after; `db` and `commands` are set once opened. */
+export function useMonitoredDb(name: string, watch: string[]): { db: Db; commands: CommandStartedEvent[] } {
+  const handle = { db: undefined as unknown as Db, commands: [] as CommandStartedEvent[] };
+  let close: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const opened = await openMonitoredDb(name, watch);
+    handle.db = opened.db;
+    handle.commands = opened.commands;
+    close = opened.close;
+  });
+  afterAll(async () => close?.());
+  return handle;
 }
