@@ -24,9 +24,9 @@ function runtimeMeter(): MetricMeter {
  * Where a record goes: the runtime's meter, with the tags an activity's own
  * meter adds (`namespace`, `taskQueue`, `activityType`) when recorded inside
  * one. Recording through the activity's meter would give the same series,
- * but its `create*` makes a new native instrument on every record (half the
- * model call's calls into the SDK's native meter, docs/performance.md);
- * instruments on the runtime's meter are made once and kept.
+ * but its `create*` makes a new native instrument on every record (six a
+ * model call, docs/performance.md); instruments on the runtime's meter are
+ * made once and kept.
  */
 function target(scope: MeterScope): { meter: MetricMeter; tags: MetricTags } {
   const meter = runtimeMeter();
