@@ -93,7 +93,9 @@ describe('client calls while the Temporal server is unreachable', () => {
       expect(Date.now() - started).toBeLessThan(8_000);
     } finally {
       await agent.client.workflow.getHandle(`session-${sessionId}`).terminate('test cleanup').catch(() => undefined);
-      await connection.close();
+      // Left open, as above: a call of this test that got a retryable status has its next try on the
+      // SDK's retry timer, which throws "Channel has been shut down" into the process if the
+      // connection is closed first (seen once in CI).
     }
   });
 });
