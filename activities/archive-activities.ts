@@ -2,6 +2,9 @@ import { Context, log } from '@temporalio/activity';
 import type { PromptPartStore } from './prompt-part-store';
 import type { ArchivedEventsPage, ArchivedSession, ReadArchivedEventsInput, SaveArchiveInput, SessionArchiveRepository } from './session-archive';
 
+/** Headers written before the split whose content one maintenance sweep moves out (about 0.1 s each on FerretDB). */
+const INLINE_MOVES_PER_SWEEP = 200;
+
 export function createArchiveActivities(repo: SessionArchiveRepository, promptParts?: PromptPartStore) {
   return {
     async loadArchive(input: { sessionId: string }): Promise<ArchivedSession | null> {
@@ -20,8 +23,10 @@ export function createArchiveActivities(repo: SessionArchiveRepository, promptPa
     async readArchivedEvents(input: ReadArchivedEventsInput): Promise<ArchivedEventsPage | null> {
       return repo.readEvents(input);
     },
-    async expireArchives(input: { now?: string }): Promise<{ expired: number }> {
-      return repo.expire(input.now ? new Date(input.now) : new Date());
+    /** The maintenance sweep: expires archives past their retention, and moves inline content out of old headers (a batch a sweep). */
+    async expireArchives(input: { now?: string }): Promise<{ expired: number; moved: number }> {
+      const { expired } = await repo.expire(input.now ? new Date(input.now) : new Date());
+      return { expired, moved: await repo.moveInlineContent(INLINE_MOVES_PER_SWEEP) };
     },
   };
 }

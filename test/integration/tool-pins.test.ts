@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { SessionArchiveRepository } from '../../activities/session-archive';
 import { workflowIdFor } from '../../workflows/messages';
 import type { RecordedRequest } from '../../scripted-model';
 import { readServerEvents, recordingLogger, stdioGlossaryServer, tempDir, writeMcpConfig } from '../support/mcp-servers';
@@ -56,7 +57,7 @@ describe('tool pins over a real MCP server', () => {
     expect(lookups()).toEqual(['one']);
     // Idle past its timeout, the session archives itself and its run completes.
     await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
-    const archived = await env.db.collection('sessions').findOne({ _id: sessionId as never });
+    const archived = await new SessionArchiveRepository(env.db).load(sessionId);
     expect(archived?.toolPins).toEqual(expect.arrayContaining([expect.objectContaining({ name: TOOL, description: OLD })]));
 
     await changeServer(NEW);

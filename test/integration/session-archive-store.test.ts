@@ -1,0 +1,144 @@
+import { ArchivedSession, SESSION_CONTENTS_COLLECTION, SESSIONS_COLLECTION, SessionArchiveRepository } from '../../activities/session-archive';
+import { SessionCounters } from '../../workflows/session-types';
+import { SessionSummary } from '../../workflows/session-summary';
+import { useMonitoredDb } from '../support/monitored-db';
+
+/*
+ * Archives on the real MongoDB-compatible server, header and content apart:
+ * the version check of a save and the expiry sweep read every header of
+ * the collection on FerretDB, so a header stays small however long the
+ * session was; headers written with the content inline (before the split)
+ * still load, and a save moves their content out.
+ */
+
+const m = useMonitoredDb('archives', []);
+const repo = () => new SessionArchiveRepository(m.db);
+const headers = () => m.db.collection<{ _id: string } & Record<string, unknown>>(SESSIONS_COLLECTION);
+const contents = () => m.db.collection<{ _id: string; sessionId: string }>(SESSION_CONTENTS_COLLECTION);
+
+/** An archive whose window holds `turns` turns of about 2 KB each. */
+function archive(sessionId: string, version: number, turns: number, archivedAt = new Date(Date.UTC(2026, 0, 1, 0, 0, version)).toISOString()): ArchivedSession {
+  const at = '2026-01-01T00:00:00.000Z';
+  return ArchivedSession.parse({
+    sessionId,
+    namespace: { tenant: 't', user: 'u' },
+    channel: 'test',
+    metadata: {},
+    createdAt: at,
+    archivedAt,
+    expiresAt: '2099-01-01T00:00:00.000Z',
+    status: 'archived',
+    version,
+    turnSeq: turns,
+    window: Array.from({ length: turns }, (_, i) => ({
+      turnId: `turn-${i + 1}`,
+      messages: [
+        { role: 'user', content: `question ${i + 1} ${'q'.repeat(1_000)}` },
+        { role: 'assistant', content: `answer ${i + 1} ${'a'.repeat(1_000)}` },
+      ],
+      outcome: 'completed',
+      startedAt: at,
+      endedAt: at,
+    })),
+    summary: SessionSummary.parse({ preferences: ['short answers'] }),
+    keyFacts: [],
+    toolCalls: [],
+    counters: SessionCounters.parse({ turns, modelCalls: turns, toolCalls: 0, toolFailures: 0, interrupts: 0, confirmationsRequested: 0, continuedAsNew: 0, summariesFolded: 0, summaryFailures: 0 }),
+    toolPins: [],
+    events: { nextOffset: 2, items: [{ offset: 0, json: '{"type":"turn_started"}' }, { offset: 1, json: '{"type":"turn_completed"}' }] },
+  });
+}
+
+const owner = { tenant: 't', user: 'u' };
+const contentIdsOf = async (sessionId: string) => (await contents().find({ sessionId }).toArray()).map((d) => d._id);
+
+it('keeps a small header in sessions and the content apart, one content per session, and loads them as one', async () => {
+  const sessionId = 'split-1';
+  const first = archive(sessionId, 1, 20);
+  await repo().save({ archive: first, baseVersion: 0 });
+  const header = await headers().findOne({ _id: sessionId });
+  expect(header).not.toHaveProperty('window');
+  expect(header).not.toHaveProperty('events');
+  // Twenty turns of 2 KB: the content is over 40 KB, the header a few hundred bytes.
+  expect(JSON.stringify(header).length).toBeLessThan(2_000);
+  expect(await contentIdsOf(sessionId)).toEqual([header?.contentId]);
+  expect(await repo().load(sessionId)).toEqual(first);
+
+  // The next version replaces the content; the one before is deleted.
+  const second = archive(sessionId, 2, 21);
+  await repo().save({ archive: second, baseVersion: 1 });
+  expect(await repo().load(sessionId)).toEqual(second);
+  expect(await contentIdsOf(sessionId)).toEqual([(await headers().findOne({ _id: sessionId }))?.contentId]);
+});
+
+it('a save that loses the version check writes nothing and leaves no content behind; a retried save that landed returns its version', async () => {
+  const sessionId = 'split-2';
+  const winner = archive(sessionId, 2, 3);
+  await repo().save({ archive: archive(sessionId, 1, 2), baseVersion: 0 });
+  await repo().save({ archive: winner, baseVersion: 1 });
+  await expect(repo().save({ archive: archive(sessionId, 2, 5, '2026-01-02T00:00:00.000Z'), baseVersion: 1 })).rejects.toMatchObject({ type: 'SessionVersionConflict' });
+  await expect(repo().save({ archive: winner, baseVersion: 1 })).resolves.toEqual({ version: 2 });
+  expect(await repo().load(sessionId)).toEqual(winner);
+  expect(await contentIdsOf(sessionId)).toHaveLength(1);
+});
+
+it('loads a header written with its content inline, and a save moves the content out', async () => {
+  const sessionId = 'split-legacy';
+  const old = archive(sessionId, 1, 3);
+  await headers().insertOne({ _id: sessionId, ...old });
+  expect(await repo().load(sessionId)).toEqual(old);
+  const page = await repo().readEvents({ sessionId, fromOffset: 1, limit: 10, principal: owner });
+  expect(page?.items).toEqual([{ offset: 1, json: '{"type":"turn_completed"}' }]);
+
+  const next = archive(sessionId, 2, 4);
+  await repo().save({ archive: next, baseVersion: 1 });
+  expect(await headers().findOne({ _id: sessionId })).not.toHaveProperty('window');
+  expect(await repo().load(sessionId)).toEqual(next);
+});
+
+it('serves archived events from the content, to the owner only', async () => {
+  const sessionId = 'split-events';
+  await repo().save({ archive: archive(sessionId, 1, 1), baseVersion: 0 });
+  const page = await repo().readEvents({ sessionId, fromOffset: 0, limit: 10, principal: owner });
+  expect(page).toMatchObject({ status: 'archived', earliestOffset: 0, nextOffset: 2, items: [{ offset: 0 }, { offset: 1 }] });
+  await expect(repo().readEvents({ sessionId, fromOffset: 0, limit: 10, principal: { tenant: 't', user: 'someone-else' } })).rejects.toMatchObject({ type: 'NotAuthorized' });
+});
+
+it('expiry purges the content and keeps the header as a tombstone that loads empty, legacy headers too', async () => {
+  const current = { ...archive('split-expire', 1, 3), expiresAt: '2026-01-01T00:00:01.000Z' };
+  const legacy = { ...archive('split-expire-legacy', 1, 3), expiresAt: '2026-01-01T00:00:01.000Z' };
+  await repo().save({ archive: current, baseVersion: 0 });
+  await headers().insertOne({ _id: legacy.sessionId, ...legacy });
+  await expect(repo().expire(new Date('2026-06-01T00:00:00.000Z'))).resolves.toEqual({ expired: 2 });
+  expect(await contentIdsOf(current.sessionId)).toEqual([]);
+  for (const sessionId of [current.sessionId, legacy.sessionId]) {
+    const tomb = await repo().load(sessionId);
+    expect(tomb).toMatchObject({ status: 'expired', version: 1, window: [], keyFacts: [], toolCalls: [], events: { nextOffset: 0, items: [] } });
+    expect(await headers().findOne({ _id: sessionId })).not.toHaveProperty('window');
+    const page = await repo().readEvents({ sessionId, fromOffset: 0, limit: 10, principal: owner });
+    expect(page).toMatchObject({ status: 'expired', items: [] });
+  }
+});
+
+it('a header that names content no longer stored fails the load with what is missing and where', async () => {
+  const sessionId = 'split-missing';
+  await repo().save({ archive: archive(sessionId, 1, 1), baseVersion: 0 });
+  await contents().deleteMany({ sessionId });
+  await expect(repo().load(sessionId)).rejects.toMatchObject({
+    type: 'ArchiveInvalid',
+    message: expect.stringMatching(/split-missing names content split-missing\/1\/.* which is not in "session_contents"/),
+  });
+});
+
+it('the maintenance sweep moves inline content out of headers written before the split, a batch at a time', async () => {
+  const olds = ['split-move-1', 'split-move-2', 'split-move-3'].map((id) => archive(id, 1, 2));
+  for (const old of olds) await headers().insertOne({ _id: old.sessionId, ...old });
+  const moved = await repo().moveInlineContent(2);
+  expect(moved).toBe(2);
+  expect(await repo().moveInlineContent(10)).toBe(1);
+  expect(await repo().moveInlineContent(10)).toBe(0);
+  for (const old of olds) {
+    expect(await headers().findOne({ _id: old.sessionId })).not.toHaveProperty('window');
+    expect(await repo().load(old.sessionId)).toEqual(old);
+  }
+});
