@@ -21,7 +21,8 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import OpenAI from 'openai';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { AgentClient } from '../client/agent-client';
-import { ensureStack } from '../scripts/stack';
+import { ensureStack, stackStatus } from '../scripts/stack';
+import { CpuMeter } from './support/cpu-meter';
 import type { ChildProcess } from 'node:child_process';
 import { createAgentWorker, type AgentWorkerHandle } from '../workers/agent-worker';
 import { loadConfig } from '../workers/config';
@@ -130,25 +131,35 @@ async function main(started: Started): Promise<void> {
   const workflowMs: number[] = [];
   const floorMs: number[] = [];
   const metricsBefore = await scrapeHistograms(metricsPort, workerMetricsOf(taskQueue, floorQueue));
+  // CPU time of every process on a step's path, read around each contender's turns: what a step costs the machine.
+  const servers = (await stackStatus()).components.filter((c) => c.pid !== null).map((c) => [c.name, c.pid as number] as const);
+  const pids = new Map<string, number>([['bench', process.pid], ...servers, ...(modelChild.proc.pid ? [['model', modelChild.proc.pid] as const] : [])]);
+  const cpu = { plain: new Map<string, number>(), session: new Map<string, number>(), floor: new Map<string, number>() };
+  const metered = (who: keyof typeof cpu, run: () => Promise<void>) => async () => {
+    const meter = new CpuMeter(pids);
+    await meter.start();
+    await run();
+    for (const [name, ms] of await meter.used()) cpu[who].set(name, (cpu[who].get(name) ?? 0) + ms);
+  };
   log(`[bench] measuring ${opts.turns} turn(s) of ${opts.steps} steps each (${opts.steps - 1} tool steps + a final answer)`);
   for (let i = 0; i < opts.turns; i++) {
     if (i > 0 && i % opts.turnsPerSession === 0) plain.reset();
     const text = `turn ${i + 1}`;
     const runs = [
-      async () => {
+      metered('plain', async () => {
         const t0 = performance.now();
         const result = await plain.turn(text);
         plainMs.push(performance.now() - t0);
         if (result.modelCalls !== opts.steps || result.toolCalls !== opts.steps - 1) {
           throw new Error(`plain turn ${i + 1} did not run as scripted: ${JSON.stringify(result)}`);
         }
-      },
-      async () => {
+      }),
+      metered('session', async () => {
         workflowMs.push(await sessions.turn(text));
         // Untimed: what the turn's calls still write behind them must not land in the next contender's turn.
         await worker.writesSettled();
-      },
-      async () => void floorMs.push(await floor.turn(opts.steps)),
+      }),
+      metered('floor', async () => void floorMs.push(await floor.turn(opts.steps))),
     ];
     for (let j = 0; j < runs.length; j++) await (runs[(i + j) % runs.length] as () => Promise<void>)();
   }
@@ -157,7 +168,7 @@ async function main(started: Started): Promise<void> {
   for (const sessionId of sessions.all.slice(measured)) await addSessionHistory(agent.client, sessionId, breakdown);
 
   printReport(
-    { turns: opts.turns, stepsPerTurn: opts.steps, targetMs: TARGET_MS, plainMs, workflowMs, floorMs, breakdown, workerMetrics },
+    { turns: opts.turns, stepsPerTurn: opts.steps, targetMs: TARGET_MS, plainMs, workflowMs, floorMs, breakdown, workerMetrics, cpu },
     (line) => void report.push(line),
   );
 }

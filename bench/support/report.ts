@@ -12,6 +12,8 @@ export interface BenchSamples {
   floorMs: number[];
   breakdown: Breakdown;
   workerMetrics: HistogramTotals;
+  /** CPU time each process used during each contender's measured turns, in ms, by contender then process. */
+  cpu: Record<'plain' | 'session' | 'floor', Map<string, number>>;
 }
 
 /** Issue 15: a session step costs at most 1.2 times the bare Temporal workflow of the same shape. */
@@ -70,6 +72,13 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
   out(
     `history: ${(s.breakdown.historyBytes / steps).toFixed(0)} bytes per step, of which model call inputs ${(s.breakdown.modelInputBytes / steps).toFixed(0)}`,
   );
+  const cpu = cpuPerStep(s.cpu, steps);
+  out('CPU time per step while each ran (ms; "bench" is this process: the client, both workers and the plain loop):');
+  const names = Object.keys(cpu.session ?? {});
+  out(`  ${''.padEnd(24)}${names.map((n) => n.padStart(10)).join('')}${'total'.padStart(10)}`);
+  for (const [who, used] of Object.entries(cpu)) {
+    out(`  ${who.padEnd(24)}${names.map((n) => col(used[n] ?? 0)).join('')}${col(Object.values(used).reduce((a, b) => a + b, 0))}`);
+  }
 
   const overheadMedian = median(overhead);
   const ratio = median(workflowStep) / median(plainStep);
@@ -99,9 +108,15 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
       model_floor_ratio: round(modelFloorRatio),
       above_floor_and_model_ms_median: round(median(aboveFloorAndModel)),
       history_bytes_per_step: Math.round(s.breakdown.historyBytes / steps),
+      cpu_ms_per_step: cpu,
       model_input_bytes_per_step: Math.round(s.breakdown.modelInputBytes / steps),
       target_ms: s.targetMs,
       target_met: overheadMedian <= s.targetMs,
     }),
   );
+}
+
+/** Each contender's CPU time by process, per step, rounded. */
+function cpuPerStep(cpu: BenchSamples['cpu'], steps: number): Record<string, Record<string, number>> {
+  return Object.fromEntries(Object.entries(cpu).map(([who, used]) => [who, Object.fromEntries([...used].map(([name, ms]) => [name, round(ms / steps)]))]));
 }
