@@ -103,6 +103,23 @@ function emptyContent(): ArchiveContent {
 
 const unsetContent = Object.fromEntries(CONTENT_FIELDS.map((f) => [f, ''])) as Record<ContentField, ''>;
 
+function versionConflict(sessionId: string, stored: unknown, baseVersion: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    message: `Archive of session ${sessionId} was written by another run (stored version ${String(stored)}, this run restored version ${baseVersion}).`,
+    type: FailureType.SessionVersionConflict,
+    nonRetryable: true,
+    details: [{ currentVersion: stored ?? null, expectedVersion: baseVersion }],
+  });
+}
+
+/** How long a content written for a save that never named it stays, before the sweep deletes it (saves take seconds). */
+const PENDING_CONTENT_GRACE_MS = 60 * 60_000;
+
+/** The time in a content id (`<sessionId>/<version>/<archivedAt>`), or NaN. */
+const writtenAt = (contentId: string): number => Date.parse(contentId.slice(contentId.lastIndexOf('/') + 1));
+
+const stringList = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+
 /**
  * Archived sessions in MongoDB, written conditionally on the version.
  *
@@ -115,8 +132,14 @@ const unsetContent = Object.fromEntries(CONTENT_FIELDS.map((f) => [f, ''])) as R
  * expiry sweep read every archive's header, which must stay small. With the
  * content inline (65 KB for a ten-turn session), each save read all of them:
  * 0.7 s of FerretDB's CPU with 55 sessions archived, growing with each one.
- * Headers written before the split still carry their content inline; they
- * are read as they are, and a save moves the content out.
+ *
+ * No content is left behind: a save lists the content it writes in the
+ * header's `pending` before writing it, and the content the header named
+ * before in `purge` when it names the new one; the maintenance sweep
+ * deletes what a save did not get to (pending for an hour and not named, or
+ * purged). Headers with content inline (written before the split, or by a
+ * worker from before it during an upgrade) are read as they are: inline
+ * content wins over a named one. A save or the sweep moves it out.
  */
 export class SessionArchiveRepository {
   constructor(private readonly db: Db) {}
@@ -135,69 +158,101 @@ export class SessionArchiveRepository {
   }
 
   async load(sessionId: string): Promise<ArchivedSession | null> {
-    const doc = await this.collection.findOne({ _id: sessionId });
-    if (!doc) return null;
-    const { _id, contentId, ...header } = doc;
-    const content = await this.contentOf(_id, header, contentId);
-    const parsed = ArchivedSession.safeParse({ ...header, ...content });
+    const read = await this.read(sessionId, undefined, (doc) => doc.window !== undefined);
+    if (!read) return null;
+    const parsed = ArchivedSession.safeParse({ ...read.header, ...read.content });
     if (!parsed.success) {
       const fields = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-      throw ApplicationFailure.nonRetryable(`Archived session ${_id} in MongoDB is malformed (${fields}); fix or delete the document in "${SESSIONS_COLLECTION}".`, 'ArchiveInvalid');
+      throw ApplicationFailure.nonRetryable(`Archived session ${sessionId} in MongoDB is malformed (${fields}); fix or delete the document in "${SESSIONS_COLLECTION}".`, 'ArchiveInvalid');
     }
     return parsed.data;
   }
 
-  /** The content a header names; inline (a header from before the split) or nothing (expired) when it names none. */
-  private async contentOf(sessionId: string, header: Record<string, unknown>, contentId: unknown, projection?: Record<string, 1>): Promise<Partial<ArchiveContent>> {
-    if (typeof contentId !== 'string') return header.status === 'expired' ? emptyContent() : {};
-    const found = await this.contents.findOne({ _id: contentId }, projection ? { projection } : {});
-    if (!found) {
-      if (header.status === 'expired') return emptyContent();
+  /**
+   * A header and the content it names, read as one: when the content is
+   * gone because a save or the expiry sweep moved on between the two reads,
+   * the header is read again. Null when there is no archive (or only the
+   * `pending` list of a first save that has not landed). Content inline in
+   * the header (`inline` says) or of an expired archive is not looked up.
+   */
+  private async read(
+    sessionId: string,
+    headerProjection: Record<string, 1> | undefined,
+    inline: (doc: Record<string, unknown>) => boolean,
+    contentProjection?: Record<string, 1>,
+  ): Promise<{ header: Record<string, unknown>; content: Partial<ArchiveContent> } | null> {
+    for (let look = 1; ; look++) {
+      const doc = await this.collection.findOne({ _id: sessionId }, headerProjection ? { projection: headerProjection } : {});
+      if (!doc || doc.version === undefined) return null;
+      const { _id, contentId, pending: _p, purge: _u, ...header } = doc;
+      if (header.status === 'expired') return { header, content: emptyContent() };
+      if (inline(doc) || typeof contentId !== 'string') return { header, content: {} };
+      const found = await this.contents.findOne({ _id: contentId }, contentProjection ? { projection: contentProjection } : {});
+      if (found) {
+        const { _id: _c, sessionId: _s, ...content } = found;
+        return { header, content: content as Partial<ArchiveContent> };
+      }
+      const now = await this.collection.findOne({ _id: sessionId }, { projection: { contentId: 1, status: 1 } });
+      if (look < 3 && (now?.contentId !== contentId || now.status !== header.status)) continue;
       throw ApplicationFailure.nonRetryable(
         `Archived session ${sessionId} names content ${contentId}, which is not in "${SESSION_CONTENTS_COLLECTION}"; restore it, or delete the session's document in "${SESSIONS_COLLECTION}".`,
         'ArchiveInvalid',
       );
     }
-    const { _id, sessionId: _s, ...content } = found;
-    return content as Partial<ArchiveContent>;
   }
 
   /**
-   * Compare-and-set on the version: two runs restored from the same archive
-   * cannot both write theirs. The loser gets a `SessionVersionConflict`.
-   * The content goes first, under an id of its own; the header's
-   * conditional write then names it, and the content it named before is
-   * deleted. A run that dies between the two leaves its content unnamed
-   * (only bytes); a loser deletes its own.
+   * Compare-and-set on the version and on the content the header named when
+   * this save read it: two runs restored from the same archive cannot both
+   * write theirs, and an attempt that lands late cannot name its content
+   * over a newer save's, even one of the same version (a restored run that
+   * took no turn archives the version it restored), and a save never
+   * replaces an archive written after its own. The loser gets a
+   * `SessionVersionConflict`; a retried save that landed gets its version.
    */
   async save({ archive, baseVersion }: SaveArchiveInput): Promise<{ version: number }> {
     const doc = ArchivedSession.parse(archive);
+    const sessionId = doc.sessionId;
     const content = Object.fromEntries(CONTENT_FIELDS.flatMap((f) => (doc[f] === undefined ? [] : [[f, doc[f]]])));
     const header = Object.fromEntries(Object.entries(doc).filter(([k]) => !(CONTENT_FIELDS as readonly string[]).includes(k)));
-    const contentId = `${doc.sessionId}/${doc.version}/${doc.archivedAt}`;
-    const before = await this.collection.findOne({ _id: doc.sessionId }, { projection: { version: 1, archivedAt: 1, contentId: 1 } });
+    const contentId = `${sessionId}/${doc.version}/${doc.archivedAt}`;
+    const before = await this.collection.findOne({ _id: sessionId }, { projection: { version: 1, archivedAt: 1, contentId: 1 } });
     // A retry of a save that landed (a worker killed after the write, a timeout after it) finds its own archive.
     if (before?.version === doc.version && before.archivedAt === doc.archivedAt) return { version: doc.version };
-    await this.contents.replaceOne({ _id: contentId }, { sessionId: doc.sessionId, ...content }, { upsert: true });
-    const filter = baseVersion === 0 ? { _id: doc.sessionId, version: { $in: [0, null] } } : { _id: doc.sessionId, version: baseVersion };
+    // An archive written after this one was (a newer run's, or this run's own later save) is never replaced by it:
+    // this is an attempt that lost its way (stalled, then run on after a retry landed and another run archived).
+    if (typeof before?.archivedAt === 'string' && before.archivedAt >= doc.archivedAt) throw versionConflict(sessionId, before.version, baseVersion);
+    const named = typeof before?.contentId === 'string' ? before.contentId : undefined;
+    await this.collection.updateOne({ _id: sessionId }, { $addToSet: { pending: contentId } } as never, { upsert: true });
+    await this.contents.replaceOne({ _id: contentId }, { sessionId, ...content }, { upsert: true });
+    const filter = {
+      _id: sessionId,
+      version: baseVersion === 0 ? { $in: [0, null] } : baseVersion,
+      contentId: named ?? { $exists: false },
+    };
     try {
-      const res = await this.collection.updateOne(filter as never, { $set: { ...header, contentId }, $unset: unsetContent }, { upsert: true });
+      const res = await this.collection.updateOne(
+        filter as never,
+        { $set: { ...header, contentId }, $unset: unsetContent, $pull: { pending: contentId }, ...(named ? { $addToSet: { purge: named } } : {}) } as never,
+        { upsert: true },
+      );
       if (res.matchedCount === 0 && res.upsertedCount === 0) throw new Error('no document written');
     } catch (err) {
       if (!isDuplicateKey(err) && !(err instanceof Error && err.message === 'no document written')) throw err;
-      const current = await this.collection.findOne({ _id: doc.sessionId }, { projection: { version: 1, archivedAt: 1 } });
+      const current = await this.collection.findOne({ _id: sessionId }, { projection: { version: 1, archivedAt: 1 } });
       if (current?.version === doc.version && current.archivedAt === doc.archivedAt) return { version: doc.version };
-      await this.contents.deleteOne({ _id: contentId }).catch(() => undefined);
-      throw ApplicationFailure.create({
-        message: `Archive of session ${archive.sessionId} was written by another run (stored version ${String(current?.version)}, this run restored version ${baseVersion}).`,
-        type: FailureType.SessionVersionConflict,
-        nonRetryable: true,
-        details: [{ currentVersion: current?.version ?? null, expectedVersion: baseVersion }],
-      });
+      await this.dropContent(sessionId, contentId, 'pending');
+      throw versionConflict(sessionId, current?.version, baseVersion);
     }
-    // The content the header named before is read by no one now; left behind if this fails, it is only bytes.
-    if (typeof before?.contentId === 'string' && before.contentId !== contentId) await this.contents.deleteOne({ _id: before.contentId }).catch(() => undefined);
+    // Left in `purge` if this fails or the worker dies here: the sweep deletes it.
+    if (named) await this.dropContent(sessionId, named, 'purge').catch(() => undefined);
     return { version: doc.version };
+  }
+
+  /** Deletes a content, then takes it off the header's list that kept it. */
+  private async dropContent(sessionId: string, contentId: string, list: 'pending' | 'purge'): Promise<void> {
+    await this.contents.deleteOne({ _id: contentId });
+    await this.collection.updateOne({ _id: sessionId }, { $pull: { [list]: contentId } } as never);
   }
 
   /**
@@ -206,8 +261,8 @@ export class SessionArchiveRepository {
    * archive; `NotAuthorized` for anyone else (nothing of the session returned).
    */
   async readEvents(input: ReadArchivedEventsInput): Promise<ArchivedEventsPage | null> {
-    const doc = await this.collection.findOne({ _id: input.sessionId }, { projection: { namespace: 1, status: 1, events: 1, contentId: 1 } });
-    if (!doc) return null;
+    const doc = await this.collection.findOne({ _id: input.sessionId }, { projection: { namespace: 1, status: 1, version: 1 } });
+    if (!doc || doc.version === undefined) return null;
     const owner = UserNamespace.safeParse(doc.namespace);
     if (!owner.success) throw ApplicationFailure.nonRetryable(`Archived session ${input.sessionId} in MongoDB has no valid namespace; fix or delete the document in "${SESSIONS_COLLECTION}".`, 'ArchiveInvalid');
     const p = input.principal;
@@ -219,51 +274,99 @@ export class SessionArchiveRepository {
         nonRetryable: true,
       });
     }
-    // Read only once the reader may: an archive from before the split has its events in the header.
-    const stored = doc.contentId === undefined ? doc.events : (await this.contentOf(input.sessionId, doc, doc.contentId, { events: 1 })).events;
+    // Read only once the reader may. Events inline in the header (from before the split) win, as in `load`.
+    const read = await this.read(input.sessionId, { namespace: 1, status: 1, version: 1, contentId: 1, events: 1 }, (d) => d.events !== undefined, { events: 1 });
+    if (!read) return null;
+    const stored = read.header.events ?? read.content.events;
     const events = ArchivedEvents.safeParse(stored ?? { nextOffset: 0, items: [] });
     const kept = events.success ? events.data : { nextOffset: 0, items: [] };
     const earliestOffset = kept.items[0]?.offset ?? kept.nextOffset;
     const items = kept.items.filter((i) => i.offset >= input.fromOffset).slice(0, input.limit);
-    return { status: doc.status === 'expired' ? 'expired' : 'archived', owner: owner.data, earliestOffset, nextOffset: kept.nextOffset, items };
+    return { status: read.header.status === 'expired' ? 'expired' : 'archived', owner: owner.data, earliestOffset, nextOffset: kept.nextOffset, items };
   }
 
   /**
-   * Moves the content of headers written before the split (inline) to
-   * `session_contents`, up to `limit` of them: until then each save's
-   * version check reads them whole on FerretDB. Each move is conditional on
-   * the header being as it was read, so a save at the same moment wins.
-   * Returns how many moved.
+   * Moves inline content (a header written before the split, or by a worker
+   * from before it) to `session_contents`, up to `limit` headers: until then
+   * each save's version check reads it whole on FerretDB. An expired
+   * header's inline empties are dropped. Each move is conditional on the
+   * header being as it was read, so a save or an expiry at the same moment
+   * wins. Returns how many headers were moved.
    */
   async moveInlineContent(limit: number): Promise<number> {
     const inline = await this.collection.find({ window: { $exists: true } }, { projection: { _id: 1 } }).limit(limit).toArray();
     let moved = 0;
     for (const { _id } of inline) {
       const doc = await this.collection.findOne({ _id });
-      if (!doc || doc.contentId !== undefined || doc.window === undefined) continue;
+      if (!doc || doc.window === undefined) continue;
+      const asRead = { _id, version: doc.version, archivedAt: doc.archivedAt, status: doc.status, contentId: doc.contentId ?? { $exists: false } };
+      if (doc.status === 'expired') {
+        const res = await this.collection.updateOne(asRead as never, { $unset: unsetContent });
+        moved += res.modifiedCount;
+        continue;
+      }
       const content = Object.fromEntries(CONTENT_FIELDS.flatMap((f) => (doc[f] === undefined ? [] : [[f, doc[f]]])));
       const contentId = `${_id}/${String(doc.version)}/${String(doc.archivedAt)}`;
+      const named = typeof doc.contentId === 'string' && doc.contentId !== contentId ? doc.contentId : undefined;
+      await this.collection.updateOne({ _id }, { $addToSet: { pending: contentId } } as never);
       await this.contents.replaceOne({ _id: contentId }, { sessionId: _id, ...content }, { upsert: true });
-      const res = await this.collection.updateOne(
-        { _id, version: doc.version, archivedAt: doc.archivedAt, contentId: { $exists: false } } as never,
-        { $set: { contentId }, $unset: unsetContent },
-      );
-      if (res.modifiedCount === 1) moved += 1;
-      else await this.contents.deleteOne({ _id: contentId });
+      const res = await this.collection.updateOne(asRead as never, {
+        $set: { contentId },
+        $unset: unsetContent,
+        $pull: { pending: contentId },
+        ...(named ? { $addToSet: { purge: named } } : {}),
+      } as never);
+      if (res.modifiedCount === 1) {
+        moved += 1;
+        if (named) await this.dropContent(_id, named, 'purge');
+      } else {
+        await this.dropContent(_id, contentId, 'pending');
+      }
     }
     return moved;
   }
 
   /**
-   * Marks archives past their retention as expired and purges their content,
-   * keeping the header as a tombstone (it restores as an empty session).
+   * Marks archives past their retention as expired, keeping the header as a
+   * tombstone (it restores as an empty session), and deletes their content
+   * along with what earlier saves left for the sweep.
    */
   async expire(now: Date): Promise<{ expired: number }> {
-    const due = { status: 'archived', expiresAt: { $lt: now.toISOString() } };
-    const named = await this.collection.find(due, { projection: { contentId: 1 } }).toArray();
-    const res = await this.collection.updateMany(due, { $set: { status: 'expired', expiredAt: now.toISOString() }, $unset: { ...unsetContent, contentId: '' } });
-    // By `_id` one at a time: FerretDB reads the whole collection for an `$in`. A content left behind is only bytes.
-    for (const { contentId } of named) if (typeof contentId === 'string') await this.contents.deleteOne({ _id: contentId });
+    const res = await this.collection.updateMany(
+      { status: 'archived', expiresAt: { $lt: now.toISOString() } },
+      { $set: { status: 'expired', expiredAt: now.toISOString() }, $unset: unsetContent },
+    );
+    await this.collectContents(now);
     return { expired: res.modifiedCount };
+  }
+
+  /**
+   * Deletes content no header needs: an expired archive's, what a save moved
+   * on from (`purge`), and what a save wrote but never named (`pending` for
+   * over an hour). Headers are small, so finding them reads little even
+   * where the filter reads every one. Returns how many were deleted.
+   */
+  async collectContents(now: Date): Promise<number> {
+    const headers = await this.collection
+      .find({ $or: [{ purge: { $exists: true } }, { pending: { $exists: true } }, { status: 'expired', contentId: { $exists: true } }] }, { projection: { purge: 1, pending: 1, contentId: 1, status: 1 } })
+      .toArray();
+    let deleted = 0;
+    for (const h of headers) {
+      for (const id of stringList(h.purge)) {
+        await this.dropContent(h._id, id, 'purge');
+        deleted += 1;
+      }
+      for (const id of stringList(h.pending)) {
+        if (id === h.contentId || !(now.getTime() - writtenAt(id) > PENDING_CONTENT_GRACE_MS)) continue;
+        await this.dropContent(h._id, id, 'pending');
+        deleted += 1;
+      }
+      if (h.status === 'expired' && typeof h.contentId === 'string') {
+        await this.contents.deleteOne({ _id: h.contentId });
+        await this.collection.updateOne({ _id: h._id, status: 'expired', contentId: h.contentId } as never, { $unset: { contentId: '' } });
+        deleted += 1;
+      }
+    }
+    return deleted;
   }
 }

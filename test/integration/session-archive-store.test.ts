@@ -142,3 +142,96 @@ it('the maintenance sweep moves inline content out of headers written before the
     expect(await repo().load(old.sessionId)).toEqual(old);
   }
 });
+
+it('an attempt that runs on after a newer archive of the same version landed is refused and names nothing', async () => {
+  const sessionId = 'split-late';
+  await repo().save({ archive: archive(sessionId, 5, 1, '2026-01-01T00:00:01.000Z'), baseVersion: 0 });
+  // A restored run that took no turn archives the version it restored; then another does the same.
+  const first = archive(sessionId, 5, 2, '2026-01-01T00:00:02.000Z');
+  const second = archive(sessionId, 5, 3, '2026-01-01T00:00:03.000Z');
+  await repo().save({ archive: first, baseVersion: 5 });
+  await repo().save({ archive: second, baseVersion: 5 });
+  // The first run's stalled attempt goes on after both: the archive after its own stays.
+  await expect(repo().save({ archive: first, baseVersion: 5 })).rejects.toMatchObject({ type: 'SessionVersionConflict' });
+  expect(await repo().load(sessionId)).toEqual(second);
+  expect(await contentIdsOf(sessionId)).toEqual([`${sessionId}/5/2026-01-01T00:00:03.000Z`]);
+});
+
+it('a load that meets a save between its two reads reads the new archive, not a missing one', async () => {
+  const sessionId = 'split-race';
+  await repo().save({ archive: archive(sessionId, 1, 1), baseVersion: 0 });
+  const next = archive(sessionId, 2, 2);
+  // The save lands, deleting the content the header named, just before the load reads that content.
+  let raced = false;
+  const racing = new Proxy(m.db, {
+    get(db, prop) {
+      if (prop !== 'collection') return Reflect.get(db, prop, db);
+      return (name: string) => {
+        const collection = db.collection(name);
+        if (name !== SESSION_CONTENTS_COLLECTION) return collection;
+        return new Proxy(collection, {
+          get(c, p) {
+            if (p !== 'findOne') return Reflect.get(c, p, c);
+            return async (...args: Parameters<typeof c.findOne>) => {
+              if (!raced) {
+                raced = true;
+                await repo().save({ archive: next, baseVersion: 1 });
+              }
+              return c.findOne(...args);
+            };
+          },
+        });
+      };
+    },
+  });
+  expect(await new SessionArchiveRepository(racing).load(sessionId)).toEqual(next);
+  expect(raced).toBe(true);
+});
+
+it('content a worker from before the split wrote inline over a named one wins, and moving it out deletes the named one', async () => {
+  const sessionId = 'split-mixed';
+  await repo().save({ archive: archive(sessionId, 1, 1), baseVersion: 0 });
+  const named = (await headers().findOne({ _id: sessionId }))?.contentId;
+  // What such a worker's save does: the whole archive set inline, `contentId` left as it was.
+  const newer = archive(sessionId, 2, 4);
+  await headers().updateOne({ _id: sessionId }, { $set: { ...newer } });
+  expect(await repo().load(sessionId)).toEqual(newer);
+  expect(await repo().moveInlineContent(10)).toBeGreaterThanOrEqual(1);
+  expect(await repo().load(sessionId)).toEqual(newer);
+  expect(await contentIdsOf(sessionId)).toEqual([`${sessionId}/2/${newer.archivedAt}`]);
+  expect(await contents().findOne({ _id: named as string })).toBeNull();
+});
+
+it('the sweep deletes content saves left behind: moved on from, never named after an hour, or of an expired archive', async () => {
+  const sessionId = 'split-sweep';
+  const current = archive(sessionId, 3, 1);
+  await repo().save({ archive: current, baseVersion: 0 });
+  const body = { sessionId, window: [] };
+  const stale = `${sessionId}/2/2026-01-01T00:00:02.000Z`;
+  const abandoned = `${sessionId}/4/2026-06-01T00:00:00.000Z`;
+  const inFlight = `${sessionId}/4/2026-06-01T01:30:00.000Z`;
+  for (const id of [stale, abandoned, inFlight]) await contents().insertOne({ _id: id, ...body });
+  // A worker died after naming the new content (the old one still to delete), and two saves died before naming theirs.
+  await headers().updateOne({ _id: sessionId }, { $set: { purge: [stale], pending: [abandoned, inFlight] } });
+  expect(await repo().collectContents(new Date('2026-06-01T02:00:00.000Z'))).toBe(2);
+  expect((await contentIdsOf(sessionId)).sort()).toEqual([`${sessionId}/3/${current.archivedAt}`, inFlight].sort());
+  expect(await headers().findOne({ _id: sessionId })).toMatchObject({ purge: [], pending: [inFlight] });
+  expect(await repo().load(sessionId)).toEqual(current);
+
+  // An expiry that died after marking the archive expired, before deleting its content.
+  await headers().updateOne({ _id: sessionId }, { $set: { status: 'expired' } });
+  expect(await repo().collectContents(new Date('2026-06-01T02:00:00.000Z'))).toBe(1);
+  expect(await contentIdsOf(sessionId)).toEqual([inFlight]);
+  expect(await headers().findOne({ _id: sessionId })).not.toHaveProperty('contentId');
+  expect(await repo().load(sessionId)).toMatchObject({ status: 'expired', window: [] });
+});
+
+it('an expired header from before the split loses its inline empties and gains no content', async () => {
+  const sessionId = 'split-old-tomb';
+  const tomb = { ...archive(sessionId, 1, 0), status: 'expired' as const, window: [] };
+  await headers().insertOne({ _id: sessionId, ...tomb });
+  expect(await repo().moveInlineContent(50)).toBeGreaterThanOrEqual(1);
+  expect(await headers().findOne({ _id: sessionId })).not.toHaveProperty('window');
+  expect(await contentIdsOf(sessionId)).toEqual([]);
+  expect(await repo().load(sessionId)).toMatchObject({ status: 'expired', version: 1, window: [] });
+});

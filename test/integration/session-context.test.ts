@@ -163,8 +163,9 @@ describe('context that does not forget', () => {
     const restoredFrom = (await repo.load(sessionId))!;
 
     // Two writers that both restored version 1: the first wins, the second is refused.
-    await repo.save({ archive: { ...restoredFrom, version: 3 }, baseVersion: 1 });
-    await expect(repo.save({ archive: { ...restoredFrom, version: 2 }, baseVersion: 1 })).rejects.toMatchObject({ type: 'SessionVersionConflict' });
+    const later = (ms: number) => new Date(Date.parse(restoredFrom.archivedAt) + ms).toISOString();
+    await repo.save({ archive: { ...restoredFrom, version: 3, archivedAt: later(1_000) }, baseVersion: 1 });
+    await expect(repo.save({ archive: { ...restoredFrom, version: 2, archivedAt: later(2_000) }, baseVersion: 1 })).rejects.toMatchObject({ type: 'SessionVersionConflict' });
     expect((await repo.load(sessionId))!.version).toBe(3);
 
     // A session run that restored version 3 loses to a write that happened behind its back.
