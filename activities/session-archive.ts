@@ -115,8 +115,13 @@ function versionConflict(sessionId: string, stored: unknown, baseVersion: number
 /** How long a content written for a save that never named it stays, before the sweep deletes it (saves take seconds). */
 const PENDING_CONTENT_GRACE_MS = 60 * 60_000;
 
-/** The time in a content id (`<sessionId>/<version>/<archivedAt>`), or NaN. */
-const writtenAt = (contentId: string): number => Date.parse(contentId.slice(contentId.lastIndexOf('/') + 1));
+/**
+ * A `pending` entry: when the writer listed it (its own clock: a save can run
+ * long after its archive time) and the content id, `<time> <contentId>`.
+ */
+const pendingEntry = (contentId: string): string => `${new Date().toISOString()} ${contentId}`;
+const contentOfEntry = (entry: string): string => entry.slice(entry.indexOf(' ') + 1);
+const listedAt = (entry: string): number => Date.parse(entry.slice(0, entry.indexOf(' ')));
 
 const stringList = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
 
@@ -158,7 +163,7 @@ export class SessionArchiveRepository {
   }
 
   async load(sessionId: string): Promise<ArchivedSession | null> {
-    const read = await this.read(sessionId, undefined, (doc) => doc.window !== undefined);
+    const read = await this.read(sessionId, undefined);
     if (!read) return null;
     const parsed = ArchivedSession.safeParse({ ...read.header, ...read.content });
     if (!parsed.success) {
@@ -178,7 +183,6 @@ export class SessionArchiveRepository {
   private async read(
     sessionId: string,
     headerProjection: Record<string, 1> | undefined,
-    inline: (doc: Record<string, unknown>) => boolean,
     contentProjection?: Record<string, 1>,
   ): Promise<{ header: Record<string, unknown>; content: Partial<ArchiveContent> } | null> {
     for (let look = 1; ; look++) {
@@ -186,14 +190,18 @@ export class SessionArchiveRepository {
       if (!doc || doc.version === undefined) return null;
       const { _id, contentId, pending: _p, purge: _u, ...header } = doc;
       if (header.status === 'expired') return { header, content: emptyContent() };
-      if (inline(doc) || typeof contentId !== 'string') return { header, content: {} };
+      // Every archive written inline has a summary (not every one has events): the mark of content in the header.
+      if (doc.summary !== undefined || typeof contentId !== 'string') return { header, content: {} };
       const found = await this.contents.findOne({ _id: contentId }, contentProjection ? { projection: contentProjection } : {});
       if (found) {
         const { _id: _c, sessionId: _s, ...content } = found;
         return { header, content: content as Partial<ArchiveContent> };
       }
       const now = await this.collection.findOne({ _id: sessionId }, { projection: { contentId: 1, status: 1 } });
-      if (look < 3 && (now?.contentId !== contentId || now.status !== header.status)) continue;
+      if (now?.contentId !== contentId || now.status !== header.status) {
+        if (look < 3) continue;
+        throw ApplicationFailure.retryable(`Archived session ${sessionId} changed while it was read, three times; try again.`, 'ArchiveBusy');
+      }
       throw ApplicationFailure.nonRetryable(
         `Archived session ${sessionId} names content ${contentId}, which is not in "${SESSION_CONTENTS_COLLECTION}"; restore it, or delete the session's document in "${SESSIONS_COLLECTION}".`,
         'ArchiveInvalid',
@@ -222,37 +230,58 @@ export class SessionArchiveRepository {
     // An archive written after this one was (a newer run's, or this run's own later save) is never replaced by it:
     // this is an attempt that lost its way (stalled, then run on after a retry landed and another run archived).
     if (typeof before?.archivedAt === 'string' && before.archivedAt >= doc.archivedAt) throw versionConflict(sessionId, before.version, baseVersion);
-    const named = typeof before?.contentId === 'string' ? before.contentId : undefined;
-    await this.collection.updateOne({ _id: sessionId }, { $addToSet: { pending: contentId } } as never, { upsert: true });
-    await this.contents.replaceOne({ _id: contentId }, { sessionId, ...content }, { upsert: true });
-    const filter = {
-      _id: sessionId,
-      version: baseVersion === 0 ? { $in: [0, null] } : baseVersion,
-      contentId: named ?? { $exists: false },
-    };
-    try {
-      const res = await this.collection.updateOne(
-        filter as never,
-        { $set: { ...header, contentId }, $unset: unsetContent, $pull: { pending: contentId }, ...(named ? { $addToSet: { purge: named } } : {}) } as never,
-        { upsert: true },
-      );
-      if (res.matchedCount === 0 && res.upsertedCount === 0) throw new Error('no document written');
-    } catch (err) {
-      if (!isDuplicateKey(err) && !(err instanceof Error && err.message === 'no document written')) throw err;
-      const current = await this.collection.findOne({ _id: sessionId }, { projection: { version: 1, archivedAt: 1 } });
+    let named = typeof before?.contentId === 'string' ? before.contentId : undefined;
+    // Tried again while the archive it restored is still the stored one and only where its content lives changed
+    // (the sweep moved inline content out, or dropped an expired archive's): that is no other run's save.
+    for (let attempt = 1; ; attempt++) {
+      const entry = pendingEntry(contentId);
+      await this.collection.updateOne({ _id: sessionId }, { $addToSet: { pending: entry } } as never, { upsert: true });
+      await this.contents.replaceOne({ _id: contentId }, { sessionId, ...content }, { upsert: true });
+      const filter = {
+        _id: sessionId,
+        version: baseVersion === 0 ? { $in: [0, null] } : baseVersion,
+        contentId: named ?? { $exists: false },
+        // Still listed: a sweep that judged the content abandoned and deleted it took the entry off first.
+        pending: entry,
+      };
+      try {
+        const res = await this.collection.updateOne(
+          filter as never,
+          { $set: { ...header, contentId }, $unset: unsetContent, $pull: { pending: entry }, ...(named ? { $addToSet: { purge: named } } : {}) } as never,
+        );
+        if (res.matchedCount === 1) break;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      const current = await this.collection.findOne({ _id: sessionId }, { projection: { version: 1, archivedAt: 1, contentId: 1 } });
       if (current?.version === doc.version && current.archivedAt === doc.archivedAt) return { version: doc.version };
-      await this.dropContent(sessionId, contentId, 'pending');
-      throw versionConflict(sessionId, current?.version, baseVersion);
+      const sameArchive = current?.version === before?.version && current?.archivedAt === before?.archivedAt;
+      if (!sameArchive || attempt === 3) {
+        await this.dropPending(sessionId, entry);
+        throw versionConflict(sessionId, current?.version, baseVersion);
+      }
+      await this.collection.updateOne({ _id: sessionId }, { $pull: { pending: entry } } as never);
+      named = typeof current?.contentId === 'string' ? current.contentId : undefined;
     }
     // Left in `purge` if this fails or the worker dies here: the sweep deletes it.
     if (named) await this.dropContent(sessionId, named, 'purge').catch(() => undefined);
     return { version: doc.version };
   }
 
-  /** Deletes a content, then takes it off the header's list that kept it. */
-  private async dropContent(sessionId: string, contentId: string, list: 'pending' | 'purge'): Promise<void> {
+  /** Takes a content's entry off `pending` and, if this call did (no save named it meanwhile), deletes the content. */
+  private async dropPending(sessionId: string, entry: string): Promise<boolean> {
+    const contentId = contentOfEntry(entry);
+    const res = await this.collection.updateOne({ _id: sessionId, pending: entry, contentId: { $ne: contentId } } as never, { $pull: { pending: entry } } as never);
+    if (res.modifiedCount !== 1) return false;
     await this.contents.deleteOne({ _id: contentId });
+    return true;
+  }
+
+  /** Deletes a content a header moved on from, then takes it off the header's `purge`. */
+  private async dropContent(sessionId: string, contentId: string, list: 'purge'): Promise<number> {
+    const res = await this.contents.deleteOne({ _id: contentId });
     await this.collection.updateOne({ _id: sessionId }, { $pull: { [list]: contentId } } as never);
+    return res.deletedCount;
   }
 
   /**
@@ -274,8 +303,8 @@ export class SessionArchiveRepository {
         nonRetryable: true,
       });
     }
-    // Read only once the reader may. Events inline in the header (from before the split) win, as in `load`.
-    const read = await this.read(input.sessionId, { namespace: 1, status: 1, version: 1, contentId: 1, events: 1 }, (d) => d.events !== undefined, { events: 1 });
+    // Read only once the reader may. Content inline in the header (from before the split) wins, as in `load`.
+    const read = await this.read(input.sessionId, { namespace: 1, status: 1, version: 1, contentId: 1, events: 1, summary: 1 }, { events: 1 });
     if (!read) return null;
     const stored = read.header.events ?? read.content.events;
     const events = ArchivedEvents.safeParse(stored ?? { nextOffset: 0, items: [] });
@@ -308,19 +337,20 @@ export class SessionArchiveRepository {
       const content = Object.fromEntries(CONTENT_FIELDS.flatMap((f) => (doc[f] === undefined ? [] : [[f, doc[f]]])));
       const contentId = `${_id}/${String(doc.version)}/${String(doc.archivedAt)}`;
       const named = typeof doc.contentId === 'string' && doc.contentId !== contentId ? doc.contentId : undefined;
-      await this.collection.updateOne({ _id }, { $addToSet: { pending: contentId } } as never);
+      const entry = pendingEntry(contentId);
+      await this.collection.updateOne({ _id }, { $addToSet: { pending: entry } } as never);
       await this.contents.replaceOne({ _id: contentId }, { sessionId: _id, ...content }, { upsert: true });
-      const res = await this.collection.updateOne(asRead as never, {
+      const res = await this.collection.updateOne({ ...asRead, pending: entry } as never, {
         $set: { contentId },
         $unset: unsetContent,
-        $pull: { pending: contentId },
+        $pull: { pending: entry },
         ...(named ? { $addToSet: { purge: named } } : {}),
       } as never);
       if (res.modifiedCount === 1) {
         moved += 1;
         if (named) await this.dropContent(_id, named, 'purge');
       } else {
-        await this.dropContent(_id, contentId, 'pending');
+        await this.dropPending(_id, entry);
       }
     }
     return moved;
@@ -348,23 +378,24 @@ export class SessionArchiveRepository {
    */
   async collectContents(now: Date): Promise<number> {
     const headers = await this.collection
-      .find({ $or: [{ purge: { $exists: true } }, { pending: { $exists: true } }, { status: 'expired', contentId: { $exists: true } }] }, { projection: { purge: 1, pending: 1, contentId: 1, status: 1 } })
+      .find(
+        { $or: [{ 'purge.0': { $exists: true } }, { 'pending.0': { $exists: true } }, { status: 'expired', contentId: { $exists: true } }] },
+        { projection: { purge: 1, pending: 1, contentId: 1, status: 1 } },
+      )
       .toArray();
     let deleted = 0;
     for (const h of headers) {
-      for (const id of stringList(h.purge)) {
-        await this.dropContent(h._id, id, 'purge');
-        deleted += 1;
-      }
-      for (const id of stringList(h.pending)) {
-        if (id === h.contentId || !(now.getTime() - writtenAt(id) > PENDING_CONTENT_GRACE_MS)) continue;
-        await this.dropContent(h._id, id, 'pending');
-        deleted += 1;
+      for (const id of stringList(h.purge)) deleted += await this.dropContent(h._id, id, 'purge');
+      for (const entry of stringList(h.pending)) {
+        // A save takes seconds; an entry without a readable time is not one a save could still name.
+        if (now.getTime() - listedAt(entry) <= PENDING_CONTENT_GRACE_MS) continue;
+        if (await this.dropPending(h._id, entry)) deleted += 1;
       }
       if (h.status === 'expired' && typeof h.contentId === 'string') {
-        await this.contents.deleteOne({ _id: h.contentId });
+        // Deleted first: an expired archive's content is never looked up, so a header left naming it is harmless.
+        const res = await this.contents.deleteOne({ _id: h.contentId });
         await this.collection.updateOne({ _id: h._id, status: 'expired', contentId: h.contentId } as never, { $unset: { contentId: '' } });
-        deleted += 1;
+        deleted += res.deletedCount;
       }
     }
     return deleted;

@@ -1,6 +1,7 @@
 import { ArchivedSession, SESSION_CONTENTS_COLLECTION, SESSIONS_COLLECTION, SessionArchiveRepository } from '../../activities/session-archive';
 import { SessionCounters } from '../../workflows/session-types';
 import { SessionSummary } from '../../workflows/session-summary';
+import type { Db } from 'mongodb';
 import { useMonitoredDb } from '../support/monitored-db';
 
 /*
@@ -50,6 +51,33 @@ function archive(sessionId: string, version: number, turns: number, archivedAt =
 }
 
 const owner = { tenant: 't', user: 'u' };
+/** A database whose `session_contents` runs `hook` once, the first time `method` is called, before the call itself. */
+function onContents(method: 'findOne' | 'replaceOne', hook: () => Promise<void>): Db {
+  let done = false;
+  return new Proxy(m.db, {
+    get(db, prop) {
+      if (prop !== 'collection') return Reflect.get(db, prop, db);
+      return (name: string) => {
+        const collection = db.collection(name);
+        if (name !== SESSION_CONTENTS_COLLECTION) return collection;
+        return new Proxy(collection, {
+          get(c, p) {
+            const real = Reflect.get(c, p, c) as unknown;
+            if (p !== method || typeof real !== 'function') return real;
+            return async (...args: unknown[]) => {
+              if (!done) {
+                done = true;
+                await hook();
+              }
+              return (real as (...a: unknown[]) => Promise<unknown>).apply(c, args);
+            };
+          },
+        });
+      };
+    },
+  });
+}
+
 const contentIdsOf = async (sessionId: string) => (await contents().find({ sessionId }).toArray()).map((d) => d._id);
 
 it('keeps a small header in sessions and the content apart, one content per session, and loads them as one', async () => {
@@ -163,26 +191,9 @@ it('a load that meets a save between its two reads reads the new archive, not a 
   const next = archive(sessionId, 2, 2);
   // The save lands, deleting the content the header named, just before the load reads that content.
   let raced = false;
-  const racing = new Proxy(m.db, {
-    get(db, prop) {
-      if (prop !== 'collection') return Reflect.get(db, prop, db);
-      return (name: string) => {
-        const collection = db.collection(name);
-        if (name !== SESSION_CONTENTS_COLLECTION) return collection;
-        return new Proxy(collection, {
-          get(c, p) {
-            if (p !== 'findOne') return Reflect.get(c, p, c);
-            return async (...args: Parameters<typeof c.findOne>) => {
-              if (!raced) {
-                raced = true;
-                await repo().save({ archive: next, baseVersion: 1 });
-              }
-              return c.findOne(...args);
-            };
-          },
-        });
-      };
-    },
+  const racing = onContents('findOne', async () => {
+    raced = true;
+    await repo().save({ archive: next, baseVersion: 1 });
   });
   expect(await new SessionArchiveRepository(racing).load(sessionId)).toEqual(next);
   expect(raced).toBe(true);
@@ -212,10 +223,12 @@ it('the sweep deletes content saves left behind: moved on from, never named afte
   const inFlight = `${sessionId}/4/2026-06-01T01:30:00.000Z`;
   for (const id of [stale, abandoned, inFlight]) await contents().insertOne({ _id: id, ...body });
   // A worker died after naming the new content (the old one still to delete), and two saves died before naming theirs.
-  await headers().updateOne({ _id: sessionId }, { $set: { purge: [stale], pending: [abandoned, inFlight] } });
+  // Pending entries carry the time their writer listed them.
+  const inFlightEntry = `2026-06-01T01:30:00.000Z ${inFlight}`;
+  await headers().updateOne({ _id: sessionId }, { $set: { purge: [stale], pending: [`2026-06-01T00:00:00.000Z ${abandoned}`, inFlightEntry] } });
   expect(await repo().collectContents(new Date('2026-06-01T02:00:00.000Z'))).toBe(2);
   expect((await contentIdsOf(sessionId)).sort()).toEqual([`${sessionId}/3/${current.archivedAt}`, inFlight].sort());
-  expect(await headers().findOne({ _id: sessionId })).toMatchObject({ purge: [], pending: [inFlight] });
+  expect(await headers().findOne({ _id: sessionId })).toMatchObject({ purge: [], pending: [inFlightEntry] });
   expect(await repo().load(sessionId)).toEqual(current);
 
   // An expiry that died after marking the archive expired, before deleting its content.
@@ -234,4 +247,53 @@ it('an expired header from before the split loses its inline empties and gains n
   expect(await headers().findOne({ _id: sessionId })).not.toHaveProperty('window');
   expect(await contentIdsOf(sessionId)).toEqual([]);
   expect(await repo().load(sessionId)).toMatchObject({ status: 'expired', version: 1, window: [] });
+});
+
+it('a save that meets the sweep moving its archive\'s inline content out still lands: same archive, only where its content lives changed', async () => {
+  const sessionId = 'split-save-vs-move';
+  const old = archive(sessionId, 1, 2);
+  await headers().insertOne({ _id: sessionId, ...old });
+  const next = archive(sessionId, 2, 3);
+  const racing = onContents('replaceOne', async () => {
+    expect(await repo().moveInlineContent(50)).toBeGreaterThanOrEqual(1);
+  });
+  await expect(new SessionArchiveRepository(racing).save({ archive: next, baseVersion: 1 })).resolves.toEqual({ version: 2 });
+  expect(await repo().load(sessionId)).toEqual(next);
+  expect(await contentIdsOf(sessionId)).toEqual([`${sessionId}/2/${next.archivedAt}`]);
+});
+
+it('a save whose content a sweep judged abandoned and deleted writes it again before naming it', async () => {
+  const sessionId = 'split-save-vs-sweep';
+  await repo().save({ archive: archive(sessionId, 1, 1), baseVersion: 0 });
+  const next = archive(sessionId, 2, 2);
+  const contentId = `${sessionId}/2/${next.archivedAt}`;
+  // What a sweep does to an entry it finds over an hour old, right after the save wrote its content.
+  let swept = false;
+  const racing = new Proxy(m.db, {
+    get(db, prop) {
+      if (prop !== 'collection') return Reflect.get(db, prop, db);
+      return (name: string) => {
+        const collection = db.collection(name);
+        if (name !== SESSIONS_COLLECTION) return collection;
+        return new Proxy(collection, {
+          get(c, p) {
+            const real = Reflect.get(c, p, c) as unknown;
+            if (p !== 'updateOne' || typeof real !== 'function') return real;
+            return async (filter: Record<string, unknown>, ...rest: unknown[]) => {
+              if (!swept && typeof filter.pending === 'string') {
+                swept = true;
+                await headers().updateOne({ _id: sessionId }, { $pull: { pending: filter.pending } } as never);
+                await contents().deleteOne({ _id: contentId });
+              }
+              return (real as (...a: unknown[]) => Promise<unknown>).apply(c, [filter, ...rest]);
+            };
+          },
+        });
+      };
+    },
+  });
+  await expect(new SessionArchiveRepository(racing).save({ archive: next, baseVersion: 1 })).resolves.toEqual({ version: 2 });
+  expect(swept).toBe(true);
+  expect(await repo().load(sessionId)).toEqual(next);
+  expect(await headers().findOne({ _id: sessionId })).toMatchObject({ pending: [], purge: [] });
 });
