@@ -51,23 +51,27 @@ function archive(sessionId: string, version: number, turns: number, archivedAt =
 }
 
 const owner = { tenant: 't', user: 'u' };
-/** A database whose `session_contents` runs `hook` once, the first time `method` is called, before the call itself. */
-function onContents(method: 'findOne' | 'replaceOne', hook: () => Promise<void>): Db {
+/**
+ * A database whose collection `name` runs `hook` once, before the first call
+ * of `method` whose arguments `when` accepts: another writer acting at that
+ * instant.
+ */
+function onCall(name: string, method: 'findOne' | 'replaceOne' | 'updateOne', hook: (args: unknown[]) => Promise<void>, when: (args: unknown[]) => boolean = () => true): Db {
   let done = false;
   return new Proxy(m.db, {
     get(db, prop) {
       if (prop !== 'collection') return Reflect.get(db, prop, db);
-      return (name: string) => {
-        const collection = db.collection(name);
-        if (name !== SESSION_CONTENTS_COLLECTION) return collection;
+      return (collectionName: string) => {
+        const collection = db.collection(collectionName);
+        if (collectionName !== name) return collection;
         return new Proxy(collection, {
           get(c, p) {
             const real = Reflect.get(c, p, c) as unknown;
             if (p !== method || typeof real !== 'function') return real;
             return async (...args: unknown[]) => {
-              if (!done) {
+              if (!done && when(args)) {
                 done = true;
-                await hook();
+                await hook(args);
               }
               return (real as (...a: unknown[]) => Promise<unknown>).apply(c, args);
             };
@@ -191,7 +195,7 @@ it('a load that meets a save between its two reads reads the new archive, not a 
   const next = archive(sessionId, 2, 2);
   // The save lands, deleting the content the header named, just before the load reads that content.
   let raced = false;
-  const racing = onContents('findOne', async () => {
+  const racing = onCall(SESSION_CONTENTS_COLLECTION, 'findOne', async () => {
     raced = true;
     await repo().save({ archive: next, baseVersion: 1 });
   });
@@ -254,7 +258,7 @@ it('a save that meets the sweep moving its archive\'s inline content out still l
   const old = archive(sessionId, 1, 2);
   await headers().insertOne({ _id: sessionId, ...old });
   const next = archive(sessionId, 2, 3);
-  const racing = onContents('replaceOne', async () => {
+  const racing = onCall(SESSION_CONTENTS_COLLECTION, 'replaceOne', async () => {
     expect(await repo().moveInlineContent(50)).toBeGreaterThanOrEqual(1);
   });
   await expect(new SessionArchiveRepository(racing).save({ archive: next, baseVersion: 1 })).resolves.toEqual({ version: 2 });
@@ -269,29 +273,17 @@ it('a save whose content a sweep judged abandoned and deleted writes it again be
   const contentId = `${sessionId}/2/${next.archivedAt}`;
   // What a sweep does to an entry it finds over an hour old, right after the save wrote its content.
   let swept = false;
-  const racing = new Proxy(m.db, {
-    get(db, prop) {
-      if (prop !== 'collection') return Reflect.get(db, prop, db);
-      return (name: string) => {
-        const collection = db.collection(name);
-        if (name !== SESSIONS_COLLECTION) return collection;
-        return new Proxy(collection, {
-          get(c, p) {
-            const real = Reflect.get(c, p, c) as unknown;
-            if (p !== 'updateOne' || typeof real !== 'function') return real;
-            return async (filter: Record<string, unknown>, ...rest: unknown[]) => {
-              if (!swept && typeof filter.pending === 'string') {
-                swept = true;
-                await headers().updateOne({ _id: sessionId }, { $pull: { pending: filter.pending } } as never);
-                await contents().deleteOne({ _id: contentId });
-              }
-              return (real as (...a: unknown[]) => Promise<unknown>).apply(c, [filter, ...rest]);
-            };
-          },
-        });
-      };
+  const racing = onCall(
+    SESSIONS_COLLECTION,
+    'updateOne',
+    async ([filter]) => {
+      swept = true;
+      await headers().updateOne({ _id: sessionId }, { $pull: { pending: (filter as { pending: string }).pending } } as never);
+      await contents().deleteOne({ _id: contentId });
     },
-  });
+    // The header write that names the content: the one whose filter holds the save's pending entry.
+    ([filter]) => typeof (filter as { pending?: unknown }).pending === 'string',
+  );
   await expect(new SessionArchiveRepository(racing).save({ archive: next, baseVersion: 1 })).resolves.toEqual({ version: 2 });
   expect(swept).toBe(true);
   expect(await repo().load(sessionId)).toEqual(next);
