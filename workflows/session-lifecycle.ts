@@ -120,6 +120,7 @@ export function snapshot(run: SessionRun): CarriedState {
     ...(run.lastExtractedTurn ? { lastExtractedTurn: run.lastExtractedTurn } : {}),
     stream: events.stream.getState(),
     owner: run.owner,
+    ...(run.foldBackoff.failures > 0 ? { foldBackoff: run.foldBackoff } : {}),
   });
   if (fitted.dropped.length > 0) log.warn(`Carried state over the payload budget; left out ${fitted.dropped.join(', ')}`);
   return fitted.state;

@@ -8,7 +8,7 @@ import type { Decision } from './react-turn';
 import { SessionPendingApprovalsKey, SessionStatusKey } from './search-attributes';
 import { SessionContext, emptyContext } from './session-context';
 import type { Owner } from './principal';
-import type { CarriedState, QueuedMessage, ToolCallRecord } from './session-state';
+import { MAX_FOLD_SKIP, type CarriedState, type QueuedMessage, type ToolCallRecord } from './session-state';
 import {
   emptyCounters,
   type Activity,
@@ -69,6 +69,8 @@ export class SessionRun {
   pendingExtraction: Turn[];
   /** The last turn an extraction pass read (context for the next pass's confirmations). */
   lastExtractedTurn: Turn | undefined;
+  /** Folds failed in a row, and turns still to end before the next fold is tried. */
+  foldBackoff: { failures: number; skip: number };
   readonly pending = new Map<string, PendingConfirmation>();
   readonly decisions = new Map<string, Decision>();
   running: RunningTurn | null = null;
@@ -119,6 +121,9 @@ export class SessionRun {
     this.toolHashes = new ToolPins(carried?.toolHashes ?? [], carried?.toolPinTexts ?? []);
     this.pendingExtraction = carried?.pendingExtraction ?? [];
     this.lastExtractedTurn = carried?.lastExtractedTurn;
+    // Carried from the previous run; read defensively, as a client starting a run could send anything here.
+    const count = (n: unknown, max: number): number => (typeof n === 'number' && Number.isInteger(n) && n > 0 ? Math.min(n, max) : 0);
+    this.foldBackoff = { failures: count(carried?.foldBackoff?.failures, 1_000), skip: count(carried?.foldBackoff?.skip, MAX_FOLD_SKIP) };
     this.restored = carried !== undefined;
     this.options = options;
     this.owner = { tenant: options.namespace.tenant, user: options.namespace.user };

@@ -46,6 +46,8 @@ export interface CarriedState {
   stream?: WorkflowStreamState;
   /** The session's owner; absent in runs carried from before it was kept (the options' namespace then). */
   owner?: { tenant: string; user: string };
+  /** Folds failed in a row, and turns still to end before the next is tried (workflows/session-turn.ts, `FOLD_BACKOFF`). */
+  foldBackoff?: { failures: number; skip: number };
 }
 
 /** How many clientMessageIds, turn results and tool records are remembered. */
@@ -59,3 +61,14 @@ export const TOOL_RECORD_MEMORY = 200;
  * below Temporal's limits.
  */
 export const STREAM_BYTES_KEPT = 64_000;
+
+/**
+ * Patch id: after folds fail in a row, the next one waits for more turns to
+ * end (none after the first failure, then 1, 3, 7, up to MAX_FOLD_SKIP).
+ * Each failed fold is three attempts the next turn waits for (about 3 s),
+ * and a summarizer that keeps failing (a model that cannot answer in JSON)
+ * would otherwise add them to every turn. Runs from before it try after
+ * every turn.
+ */
+export const FOLD_BACKOFF = 'fold-backoff';
+export const MAX_FOLD_SKIP = 15;

@@ -9,7 +9,7 @@ import { shouldExtractNow } from './memory-events';
 import { ModelCallFailed, runReactTurn, waitForDecision, type Decision, type TurnBudget } from './react-turn';
 import type { SessionMemory } from './session-memory';
 import type { RunningTurn, SessionRun } from './session-run';
-import { RESULT_MEMORY, TOOL_RECORD_MEMORY, type QueuedMessage } from './session-state';
+import { FOLD_BACKOFF, MAX_FOLD_SKIP, RESULT_MEMORY, TOOL_RECORD_MEMORY, type QueuedMessage } from './session-state';
 import type { PendingConfirmation, Turn, TurnOutcome, TurnResult } from './session-types';
 import { count, observe } from './metrics';
 import { nowIso, nowMs } from './workflow-clock';
@@ -218,11 +218,20 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
   run.noteVersion({ lastTurn: turn.turnId });
 }
 
-/** Folds evicted turns into the summary; on failure they stay raw in the prompt and the fold is tried next turn. */
+
+/**
+ * Folds evicted turns into the summary; on failure they stay raw in the
+ * prompt and the fold is tried again after the next turn, or after more
+ * turns when it keeps failing (`FOLD_BACKOFF`).
+ */
 export async function foldEvicted(run: SessionRun): Promise<void> {
   const { context, counters } = run;
   const turns = context.pendingFold();
   if (turns.length === 0) return;
+  if (run.foldBackoff.skip > 0) {
+    run.foldBackoff.skip -= 1;
+    return;
+  }
   try {
     const summary = await summarizeTurns.executeWithOptions(
       {
@@ -234,16 +243,22 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
       [{ sessionId: run.sessionId, namespace: { tenant: run.options.namespace.tenant, user: run.options.namespace.user }, previous: context.summary, evicted: turns }],
     );
     context.folded(turns, summary);
+    run.foldBackoff = { failures: 0, skip: 0 };
     counters.summariesFolded += 1;
     count('summaryFolds', { result: 'ok' });
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     counters.summaryFailures += 1;
     count('summaryFolds', { result: 'failed' });
+    const failures = run.foldBackoff.failures + 1;
+    // Only a failure consults the patch, so only histories with one carry its marker.
+    const skip = patched(FOLD_BACKOFF) ? Math.min(2 ** (failures - 1) - 1, MAX_FOLD_SKIP) : 0;
+    run.foldBackoff = { failures, skip };
+    const when = skip === 0 ? 'after the next turn' : `after ${skip + 1} more turns (${failures} failures in a row)`;
     run.events.emit({
       type: 'error',
       errorType: 'SummaryFailed',
-      message: `Could not fold ${turns.length} turns into the summary (${err.cause?.message ?? err.message}); they stay in the prompt verbatim and the fold is retried after the next turn.`,
+      message: `Could not fold ${turns.length} turns into the summary (${err.cause?.message ?? err.message}); they stay in the prompt verbatim and the fold is retried ${when}.`,
     });
   }
 }

@@ -1,5 +1,5 @@
 import { collectEvents, eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
-import { isSummaryRequest, scriptedSummary } from '../support/scripted-summarizer';
+import { foldBackoffScript, isSummaryRequest, scriptedSummary } from '../support/scripted-summarizer';
 import { SESSIONS_COLLECTION, SessionArchiveRepository } from '../../activities/session-archive';
 import { ensureMaintenanceSchedule } from '../../workers/maintenance-schedule';
 import { workflowIdFor } from '../../workflows/messages';
@@ -86,6 +86,24 @@ describe('context that does not forget', () => {
     const view = await env.agent.getSession(sessionId);
     expect(view.counters).toMatchObject({ summaryFailures: 1, summariesFolded: 1 });
     env.model.assertDone(sessionId);
+  });
+
+  it('tries a summarizer that keeps failing less often, so turns do not wait for it every time', async () => {
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { limits: { windowMaxTurns: 1, foldBatchTurns: 1 } });
+    // The lane's requests in order: no summarizer request between 'four' and 'five' (the fold after turn 4 waits).
+    env.model.script(foldBackoffScript(), { lane: sessionId });
+    for (const text of ['one', 'two', 'three', 'four', 'five']) expect((await say(sessionId, options, text)).outcome).toBe('completed');
+    const view = await eventually(async () => {
+      const v = await env.agent.getSession(sessionId);
+      return v.counters.summariesFolded === 1 ? v : null;
+    }, 'the fold after turn 5');
+    expect(view.counters).toMatchObject({ summaryFailures: 2, summariesFolded: 1 });
+    expect(view.unfoldedTurns).toBe(0);
+    env.model.assertDone(sessionId);
+    const events = await collectEvents(env.agent, sessionId, (e) => e.type === 'turn_completed' && e.turnId === 'turn-5', { timeoutMs: 10_000 });
+    const failed = events.filter((e) => e.event.type === 'error' && e.event.errorType === 'SummaryFailed').map((e) => (e.event as { message: string }).message);
+    expect(failed).toEqual([expect.stringMatching(/retried after the next turn\.$/), expect.stringMatching(/retried after 2 more turns \(2 failures in a row\)\.$/)]);
   });
 
   it('archives when idle and continues from the archive on the next message without a seam', async () => {

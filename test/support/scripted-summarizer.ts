@@ -1,4 +1,4 @@
-import type { ChatRequest, StepResponse } from '../../scripted-model';
+import type { ChatRequest, ScriptedStep, StepResponse } from '../../scripted-model';
 import { SUMMARIZER_MARKER } from '../../activities/summarize-activity';
 import { SessionSummary, emptySummary } from '../../workflows/session-summary';
 
@@ -35,4 +35,25 @@ export function scriptedSummary(req: ChatRequest): StepResponse {
   flush();
   summary.notes = summary.notes.slice(-20);
   return { kind: 'json', value: summary };
+}
+
+/**
+ * A lane's script for five turns (`one` to `five`, window of one turn, folds
+ * of one): the summarizer fails the folds after turns 2 and 3 (three
+ * attempts each), none is asked after turn 4 (the fold waits, patch
+ * `fold-backoff`), and the fold after turn 5 succeeds.
+ */
+export function foldBackoffScript(): ScriptedStep[] {
+  const badSummary = { match: { systemIncludes: SUMMARIZER_MARKER }, respond: { kind: 'json' as const, value: { userProfile: 'not a list' } } };
+  const answer = (text: string) => ({ match: { lastUserMessage: text }, respond: { kind: 'text' as const, text: `${text} answered` } });
+  return [
+    answer('one'),
+    answer('two'),
+    { ...badSummary, times: 3 },
+    answer('three'),
+    { ...badSummary, times: 3 },
+    answer('four'),
+    answer('five'),
+    { match: { systemIncludes: SUMMARIZER_MARKER }, respond: scriptedSummary },
+  ];
 }
