@@ -106,6 +106,31 @@ describe('context that does not forget', () => {
     expect(failed).toEqual([expect.stringMatching(/retried after the next turn\.$/), expect.stringMatching(/retried after 2 more turns \(2 failures in a row\)\.$/)]);
   });
 
+  it('reads a fold backoff carried into a run as untrusted: junk counts as no failures', async () => {
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { limits: { windowMaxTurns: 1, foldBatchTurns: 1 } });
+    env.model.script(
+      [
+        { respond: { kind: 'text', text: 'one answered' } },
+        { respond: { kind: 'text', text: 'two answered' } },
+        { times: 3, match: { systemIncludes: SUMMARIZER_MARKER }, respond: { kind: 'json', value: { userProfile: 'not a list' } } },
+      ],
+      { lane: sessionId },
+    );
+    // As any client may: a run started directly, with a carried state no continue-as-new wrote.
+    await env.client.workflow.start('agentSession', {
+      workflowId: workflowIdFor(sessionId),
+      taskQueue: env.taskQueue,
+      args: [{ options, carried: { foldBackoff: { failures: 'many', skip: -1e9, extra: { deep: [null] } } } }],
+    });
+    await say(sessionId, options, 'one');
+    await say(sessionId, options, 'two');
+    const events = await collectEvents(env.agent, sessionId, (e) => e.type === 'error' && e.errorType === 'SummaryFailed', { timeoutMs: 30_000 });
+    // Read as no failures before it: this is the first, tried again after the next turn.
+    expect((events.at(-1)?.event as { message: string }).message).toMatch(/retried after the next turn\.$/);
+    expect((await env.agent.getSession(sessionId)).counters.summaryFailures).toBe(1);
+  });
+
   it('archives when idle and continues from the archive on the next message without a seam', async () => {
     const sessionId = uniqueId('s');
     const options = sessionOptions(sessionId, { limits: { idleTimeoutMs: 1_500 } });
