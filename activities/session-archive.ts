@@ -101,6 +101,9 @@ function emptyContent(): ArchiveContent {
   return { window: [], summary: SessionSummary.parse({}), keyFacts: [], toolCalls: [], toolPins: [], events: { nextOffset: 0, items: [] } };
 }
 
+/** The content fields a document has, as they are. */
+const contentFields = (doc: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(CONTENT_FIELDS.flatMap((f) => (doc[f] === undefined ? [] : [[f, doc[f]]])));
+
 const unsetContent = Object.fromEntries(CONTENT_FIELDS.map((f) => [f, ''])) as Record<ContentField, ''>;
 
 function versionConflict(sessionId: string, stored: unknown, baseVersion: number): ApplicationFailure {
@@ -221,7 +224,7 @@ export class SessionArchiveRepository {
   async save({ archive, baseVersion }: SaveArchiveInput): Promise<{ version: number }> {
     const doc = ArchivedSession.parse(archive);
     const sessionId = doc.sessionId;
-    const content = Object.fromEntries(CONTENT_FIELDS.flatMap((f) => (doc[f] === undefined ? [] : [[f, doc[f]]])));
+    const content = contentFields(doc);
     const header = Object.fromEntries(Object.entries(doc).filter(([k]) => !(CONTENT_FIELDS as readonly string[]).includes(k)));
     const contentId = `${sessionId}/${doc.version}/${doc.archivedAt}`;
     const before = await this.collection.findOne({ _id: sessionId }, { projection: { version: 1, archivedAt: 1, contentId: 1 } });
@@ -334,7 +337,7 @@ export class SessionArchiveRepository {
         moved += res.modifiedCount;
         continue;
       }
-      const content = Object.fromEntries(CONTENT_FIELDS.flatMap((f) => (doc[f] === undefined ? [] : [[f, doc[f]]])));
+      const content = contentFields(doc);
       const contentId = `${_id}/${String(doc.version)}/${String(doc.archivedAt)}`;
       const named = typeof doc.contentId === 'string' && doc.contentId !== contentId ? doc.contentId : undefined;
       const entry = pendingEntry(contentId);
