@@ -37,6 +37,9 @@ export function scriptedSummary(req: ChatRequest): StepResponse {
   return { kind: 'json', value: summary };
 }
 
+/** One failed fold: the summarizer answers JSON that does not fit the summary schema, on all three attempts. */
+export const failedFold: ScriptedStep = { times: 3, match: { systemIncludes: SUMMARIZER_MARKER }, respond: { kind: 'json', value: { userProfile: 'not a list' } } };
+
 /**
  * A lane's script for five turns (`one` to `five`, window of one turn, folds
  * of one): the summarizer fails the folds after turns 2 and 3 (three
@@ -44,14 +47,13 @@ export function scriptedSummary(req: ChatRequest): StepResponse {
  * `fold-backoff`), and the fold after turn 5 succeeds.
  */
 export function foldBackoffScript(): ScriptedStep[] {
-  const badSummary = { match: { systemIncludes: SUMMARIZER_MARKER }, respond: { kind: 'json' as const, value: { userProfile: 'not a list' } } };
   const answer = (text: string) => ({ match: { lastUserMessage: text }, respond: { kind: 'text' as const, text: `${text} answered` } });
   return [
     answer('one'),
     answer('two'),
-    { ...badSummary, times: 3 },
+    failedFold,
     answer('three'),
-    { ...badSummary, times: 3 },
+    failedFold,
     answer('four'),
     answer('five'),
     { match: { systemIncludes: SUMMARIZER_MARKER }, respond: scriptedSummary },

@@ -1,4 +1,4 @@
-import { SUMMARIZER_MARKER } from '../../../activities/summarize-activity';
+import { failedFold } from '../../support/scripted-summarizer';
 import { eventually } from '../../support/test-env';
 import { defineScenario } from '../scenario';
 import { say } from '../scenario-helpers';
@@ -12,7 +12,7 @@ export default defineScenario({
       [
         { respond: { kind: 'text', text: 'Option list: 1. red 2. blue' } },
         { respond: { kind: 'text', text: 'second answer' } },
-        { times: 3, match: { systemIncludes: SUMMARIZER_MARKER }, respond: { kind: 'json', value: { userProfile: 'not a list' } } },
+        failedFold,
       ],
       { lane: ctx.sessionId },
     );
