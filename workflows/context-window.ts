@@ -43,3 +43,35 @@ export function planEviction(window: readonly Turn[], limits: WindowLimits): { k
   }
   return { keep: window.slice(start), evict: window.slice(0, start) };
 }
+
+/**
+ * Splits the turns still waiting to be folded into those that stay raw in
+ * the prompt and the oldest ones past `maxTokens`, which a summarizer that
+ * keeps failing would otherwise let grow without end (in every prompt, and
+ * in the state carried across continue-as-new). The newest turn stays while
+ * it alone fits.
+ */
+export function planUnfoldedCap(unfolded: readonly Turn[], maxTokens: number): { keep: Turn[]; compact: Turn[] } {
+  let tokens = unfolded.reduce((sum, t) => sum + turnTokens(t), 0);
+  let start = 0;
+  while (tokens > maxTokens && start < unfolded.length) {
+    tokens -= turnTokens(unfolded[start] as Turn);
+    start++;
+  }
+  return { keep: unfolded.slice(start), compact: unfolded.slice(0, start) };
+}
+
+const NOTE_QUOTE_CHARS = 140;
+
+/** A turn in one line of the summary's notes, for when no summarizer could fold it: what the user asked and what came back, cut short. */
+export function turnNote(turn: Turn): string {
+  const quote = (text: string) => {
+    const flat = text.replace(/\s+/g, ' ').trim();
+    return flat.length > NOTE_QUOTE_CHARS ? `${flat.slice(0, NOTE_QUOTE_CHARS - 1)}…` : flat;
+  };
+  const asked = turn.messages.find((m) => m.role === 'user')?.content ?? '';
+  const answer = [...turn.messages].reverse().find((m) => m.role === 'assistant' && typeof m.content === 'string' && m.content !== '')?.content ?? '';
+  const said = asked ? `the user said "${quote(asked)}"` : 'no user text';
+  const replied = answer ? `; the answer began "${quote(answer)}"` : '';
+  return `Turn ${turn.turnId.slice(0, 40)} (${turn.endedAt.slice(0, 10)}, not summarized): ${said}${replied}.`;
+}

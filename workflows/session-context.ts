@@ -1,8 +1,8 @@
 import type { ChatMessage } from './chat-message';
-import { planEviction, type WindowLimits } from './context-window';
+import { planEviction, planUnfoldedCap, turnNote, type WindowLimits } from './context-window';
 import { extractKeyFacts, mergeKeyFacts, renderKeyFacts, type KeyFact } from './key-facts';
 import { assemblePrompt } from './prompt-assembly';
-import { emptySummary, isEmptySummary, renderSummary, type SessionSummary } from './session-summary';
+import { emptySummary, isEmptySummary, MAX_SUMMARY_NOTES, renderSummary, type SessionSummary } from './session-summary';
 import type { Turn } from './session-types';
 
 /** The three context layers as carried across continue-as-new and archive. */
@@ -55,6 +55,27 @@ export class SessionContext {
     const done = new Set(turns.map((t) => t.turnId));
     this.state.unfolded = this.state.unfolded.filter((t) => !done.has(t.turnId));
     this.state.summary = summary;
+  }
+
+  /**
+   * Keeps the turns waiting for a fold within the window's token budget: the
+   * oldest past it leave the prompt and become one line each in the
+   * summary's notes (newest notes kept, up to the summary's limit), which
+   * the next fold that succeeds reads with the rest of the summary. Returns
+   * the turns compacted (none when within the budget).
+   */
+  capUnfolded(): Turn[] {
+    const { keep, compact } = planUnfoldedCap(this.state.unfolded, this.limits.maxTokens);
+    if (compact.length === 0) return [];
+    this.state.unfolded = keep;
+    const notes = [...this.state.summary.notes, ...compact.map(turnNote)];
+    this.state.summary = { ...this.state.summary, notes: notes.slice(-MAX_SUMMARY_NOTES) };
+    return compact;
+  }
+
+  /** Whether capUnfolded would compact anything now. */
+  get unfoldedOverBudget(): boolean {
+    return planUnfoldedCap(this.state.unfolded, this.limits.maxTokens).compact.length > 0;
   }
 
   /** Turns in the window now. */

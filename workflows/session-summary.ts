@@ -1,6 +1,8 @@
 import { z } from 'zod';
 
 const item = z.string().min(1).max(400);
+/** The summary's notes hold at most this many lines. */
+export const MAX_SUMMARY_NOTES = 20;
 const list = (max: number) => z.array(item).max(max).default([]);
 
 /**
@@ -24,7 +26,7 @@ export const SessionSummary = z.object({
     .max(40)
     .default([])
     .describe('Ids, dates and deadlines: task ids, meeting ids, order numbers, due dates.'),
-  notes: list(20).describe('Anything else needed to continue the conversation.'),
+  notes: list(MAX_SUMMARY_NOTES).describe('Anything else needed to continue the conversation.'),
 });
 export type SessionSummary = z.infer<typeof SessionSummary>;
 

@@ -1,7 +1,8 @@
-import { planEviction } from '../../workflows/context-window';
+import { planEviction, planUnfoldedCap, turnNote } from '../../workflows/context-window';
+import { SessionContext } from '../../workflows/session-context';
 import { extractKeyFacts, mergeKeyFacts } from '../../workflows/key-facts';
 import { assemblePrompt } from '../../workflows/prompt-assembly';
-import { emptySummary } from '../../workflows/session-summary';
+import { emptySummary, SessionSummary } from '../../workflows/session-summary';
 import type { Turn } from '../../workflows/session-types';
 import type { ChatMessage } from '../../workflows/chat-message';
 
@@ -40,6 +41,51 @@ describe('window eviction', () => {
   it('always keeps the newest turn even if it alone is over budget', () => {
     const { keep } = planEviction([turn(1, [{ role: 'user', content: 'y'.repeat(10_000) }])], { maxTurns: 20, maxTokens: 100, foldBatchTurns: 1 });
     expect(keep).toHaveLength(1);
+  });
+});
+
+describe('turns waiting for a fold', () => {
+  const long = (n: number) => turn(n, [
+    { role: 'user', content: `question ${n} ${'q'.repeat(400)}` },
+    { role: 'assistant', content: `answer ${n} ${'a'.repeat(400)}` },
+  ]);
+
+  it('keeps the newest within the token budget and hands back the oldest to compact', () => {
+    // Each long turn is about 210 tokens.
+    const { keep, compact } = planUnfoldedCap([long(1), long(2), long(3)], 500);
+    expect(compact.map((t) => t.turnId)).toEqual(['turn-1']);
+    expect(keep.map((t) => t.turnId)).toEqual(['turn-2', 'turn-3']);
+    expect(planUnfoldedCap([long(1), long(2)], 500).compact).toEqual([]);
+    // One turn over the whole budget goes too: nothing unbounded stays.
+    expect(planUnfoldedCap([long(1)], 200)).toEqual({ keep: [], compact: [long(1)] });
+  });
+
+  it('writes each compacted turn as one note the summary accepts, however long its id and text', () => {
+    const note = turnNote(turn(7, [
+      { role: 'user', content: `book   the\n\nroom ${'x'.repeat(5_000)}` },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'local_book', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'booked' },
+      { role: 'assistant', content: 'Booked room 12.' },
+    ]));
+    expect(note).toMatch(/^Turn turn-7 \(2026-01-01, not summarized\): the user said "book the room x+…"; the answer began "Booked room 12\."\.$/);
+    const worst = turnNote({ ...turn(1, [{ role: 'user', content: 'u'.repeat(9_000) }, { role: 'assistant', content: 'v'.repeat(9_000) }]), turnId: 't'.repeat(500) });
+    expect(SessionSummary.safeParse({ ...emptySummary(), notes: [note, worst] }).success).toBe(true);
+    expect(turnNote(turn(2, [{ role: 'user', content: '' }]))).toBe('Turn turn-2 (2026-01-01, not summarized): no user text.');
+  });
+
+  it('moves turns past the budget into the summary notes, keeping the newest notes up to the limit', () => {
+    const context = new SessionContext(
+      { window: [], unfolded: [long(1), long(2), long(3), long(4)], summary: { ...emptySummary(), notes: Array.from({ length: 19 }, (_, i) => `old note ${i}`) }, keyFacts: [] },
+      { maxTurns: 1, maxTokens: 500, foldBatchTurns: 1 },
+    );
+    expect(context.unfoldedOverBudget).toBe(true);
+    expect(context.capUnfolded().map((t) => t.turnId)).toEqual(['turn-1', 'turn-2']);
+    expect(context.unfolded.map((t) => t.turnId)).toEqual(['turn-3', 'turn-4']);
+    expect(context.summary.notes).toHaveLength(20);
+    expect(context.summary.notes[0]).toBe('old note 1');
+    expect(context.summary.notes.slice(-2)).toEqual([expect.stringMatching(/^Turn turn-1 /), expect.stringMatching(/^Turn turn-2 /)]);
+    expect(context.unfoldedOverBudget).toBe(false);
+    expect(context.capUnfolded()).toEqual([]);
   });
 });
 
