@@ -34,7 +34,7 @@ const spec = <N extends string>(s: MetricSpec & { name: N }) => s;
 export const METRICS = {
   // Sessions
   turns: spec({ name: 'agent_turns_total', kind: 'counter', capability: 'sessions', help: 'Turns by outcome (completed, step_limit, interrupted, failed, budget_exceeded)', labels: ['outcome'] }),
-  summaryFolds: spec({ name: 'agent_summary_folds_total', kind: 'counter', capability: 'sessions', help: 'Context compressions: evicted turns folded into the summary, by result (ok, failed)', labels: ['result'] }),
+  summaryFolds: spec({ name: 'agent_summary_folds_total', kind: 'counter', capability: 'sessions', help: 'Context compressions: evicted turns folded into the summary, by result (ok, failed; compacted: turns waiting for a fold past the window budget became summary notes)', labels: ['result'] }),
   contextShare: spec({ name: 'agent_prompt_context_share_ratio', kind: 'histogram', capability: 'sessions', help: 'Share of the prompt (by characters) taken by the summary and key facts, per turn', labels: [], valueType: 'float', buckets: RATIO }),
   windowTurns: spec({ name: 'agent_window_turns', kind: 'histogram', capability: 'sessions', help: 'Turns in the session window after each turn', labels: [], valueType: 'int', buckets: SMALL_COUNT }),
   continuedAsNew: spec({ name: 'agent_continue_as_new_total', kind: 'counter', capability: 'sessions', help: 'Runs continued as new (history budget reached)', labels: [] }),

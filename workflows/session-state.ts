@@ -72,3 +72,11 @@ export const STREAM_BYTES_KEPT = 64_000;
  */
 export const FOLD_BACKOFF = 'fold-backoff';
 export const MAX_FOLD_SKIP = 15;
+
+/**
+ * Patch id: turns waiting for a fold that go past the window's token budget
+ * (the summarizer keeps failing) become one line each in the summary's
+ * notes instead of staying whole in every prompt. Runs from before it keep
+ * them all.
+ */
+export const UNFOLDED_CAP = 'unfolded-cap';

@@ -9,7 +9,7 @@ import { shouldExtractNow } from './memory-events';
 import { ModelCallFailed, runReactTurn, waitForDecision, type Decision, type TurnBudget } from './react-turn';
 import type { SessionMemory } from './session-memory';
 import type { RunningTurn, SessionRun } from './session-run';
-import { FOLD_BACKOFF, MAX_FOLD_SKIP, RESULT_MEMORY, TOOL_RECORD_MEMORY, type QueuedMessage } from './session-state';
+import { FOLD_BACKOFF, MAX_FOLD_SKIP, RESULT_MEMORY, UNFOLDED_CAP, TOOL_RECORD_MEMORY, type QueuedMessage } from './session-state';
 import type { PendingConfirmation, Turn, TurnOutcome, TurnResult } from './session-types';
 import { count, observe } from './metrics';
 import { nowIso, nowMs } from './workflow-clock';
@@ -230,6 +230,7 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
   if (turns.length === 0) return;
   if (run.foldBackoff.skip > 0) {
     run.foldBackoff.skip -= 1;
+    capUnfolded(run);
     return;
   }
   try {
@@ -260,5 +261,25 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
       errorType: 'SummaryFailed',
       message: `Could not fold ${turns.length} turns into the summary (${err.cause?.message ?? err.message}); they stay in the prompt verbatim and the fold is retried ${when}.`,
     });
+    capUnfolded(run);
   }
+}
+
+/**
+ * While folds fail, turns waiting for one stay raw in the prompt; past the
+ * window's token budget the oldest become a line each in the summary's
+ * notes (SessionContext.capUnfolded), so a summarizer that never recovers
+ * cannot grow every prompt and the carried state without end. The patch is
+ * consulted only when there is something to compact.
+ */
+function capUnfolded(run: SessionRun): void {
+  if (!run.context.unfoldedOverBudget || !patched(UNFOLDED_CAP)) return;
+  const compacted = run.context.capUnfolded();
+  run.counters.turnsCompacted = (run.counters.turnsCompacted ?? 0) + compacted.length;
+  count('summaryFolds', { result: 'compacted' });
+  run.events.emit({
+    type: 'error',
+    errorType: 'TurnsCompacted',
+    message: `${compacted.length} turn(s) waiting for a summary fold went past the window's token budget: each is now one line in the summary's notes instead of its full text in the prompt.`,
+  });
 }

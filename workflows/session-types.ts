@@ -236,6 +236,8 @@ export const SessionCounters = z.object({
   inputsRequested: z.number().int().default(0),
   /** Signals dropped because their principal may not act on this session (not counted in `signalsIgnored`). */
   signalsUnauthorized: z.number().int().default(0),
+  /** Turns that waited for a fold past the window's budget and became lines in the summary's notes (summarizer failing). */
+  turnsCompacted: z.number().int().default(0),
 });
 export type SessionCounters = z.infer<typeof SessionCounters>;
 
@@ -259,6 +261,7 @@ export const emptyCounters = (): SessionCounters => ({
   eventsDropped: 0,
   inputsRequested: 0,
   signalsUnauthorized: 0,
+  turnsCompacted: 0,
 });
 
 /**

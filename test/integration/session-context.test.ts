@@ -1,5 +1,5 @@
 import { collectEvents, eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
-import { failedFold, foldBackoffScript, isSummaryRequest, scriptedSummary } from '../support/scripted-summarizer';
+import { failedFold, foldBackoffScript, isSummaryRequest, longMessage, scriptedSummary, UNFOLDED_CAP_LIMITS, unfoldedCapScript } from '../support/scripted-summarizer';
 import { SESSIONS_COLLECTION, SessionArchiveRepository } from '../../activities/session-archive';
 import { ensureMaintenanceSchedule } from '../../workers/maintenance-schedule';
 import { workflowIdFor } from '../../workflows/messages';
@@ -104,6 +104,33 @@ describe('context that does not forget', () => {
     const events = await collectEvents(env.agent, sessionId, (e) => e.type === 'turn_completed' && e.turnId === 'turn-5', { timeoutMs: 10_000 });
     const failed = events.filter((e) => e.event.type === 'error' && e.event.errorType === 'SummaryFailed').map((e) => (e.event as { message: string }).message);
     expect(failed).toEqual([expect.stringMatching(/retried after the next turn\.$/), expect.stringMatching(/retried after 2 more turns \(2 failures in a row\)\.$/)]);
+  });
+
+  it('turns a summarizer that keeps failing cannot fold stop growing the prompt: past the window budget they become summary notes', async () => {
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { limits: UNFOLDED_CAP_LIMITS });
+    // After turn 4 the fold waits (backoff): turns 1 and 2 are notes by then, 3 and 4 still whole.
+    env.model.script(unfoldedCapScript(), { lane: sessionId });
+    for (let n = 1; n <= 5; n++) expect((await say(sessionId, options, longMessage(n))).outcome).toBe('completed');
+    const fifth = env.model.requestsFor(sessionId).map((r) => r.body as ChatRequest).find((req) => contents(req).includes(longMessage(5)))!;
+    expect(contents(fifth).slice(1)).toEqual([longMessage(3), 'answer 3', longMessage(4), 'answer 4', longMessage(5)]);
+    expect(systemOf(fifth)).toContain('### Other notes\n- Turn turn-1 (');
+    expect(systemOf(fifth)).toMatch(/- Turn turn-2 \(\d{4}-\d\d-\d\d, not summarized\): the user said "message 2: 2{100,}…"; the answer began "answer 2"\./);
+    expect(systemOf(fifth)).not.toContain(longMessage(1));
+    const view = await eventually(async () => {
+      const v = await env.agent.getSession(sessionId);
+      return v.counters.summariesFolded === 1 ? v : null;
+    }, 'the fold after turn 5');
+    expect(view.counters).toMatchObject({ summaryFailures: 2, summariesFolded: 1, turnsCompacted: 2 });
+    expect(view.unfoldedTurns).toBe(0);
+    env.model.assertDone(sessionId);
+    // The fold after turn 5 read the notes with the rest of the summary.
+    const fold = env.model.requestsFor(sessionId).map((r) => r.body as ChatRequest).filter(isSummaryRequest).at(-1)!;
+    expect(JSON.stringify(fold.messages)).toContain('Turn turn-2 (');
+    const events = await collectEvents(env.agent, sessionId, (e) => e.type === 'turn_completed' && e.turnId === 'turn-5', { timeoutMs: 10_000 });
+    const compacted = events.filter((e) => e.event.type === 'error' && e.event.errorType === 'TurnsCompacted');
+    expect(compacted).toHaveLength(2);
+    expect((compacted[0]?.event as { message: string }).message).toMatch(/^1 turn\(s\) waiting for a summary fold went past the window's token budget/);
   });
 
   it('reads a fold backoff carried into a run as untrusted: junk counts as no failures', async () => {

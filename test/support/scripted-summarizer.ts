@@ -59,3 +59,21 @@ export function foldBackoffScript(): ScriptedStep[] {
     { match: { systemIncludes: SUMMARIZER_MARKER }, respond: scriptedSummary },
   ];
 }
+
+/** A 500-character message: a turn of about 135 tokens, so two waiting for a fold are over a window budget of 200. */
+export const longMessage = (n: number): string => `message ${n}: ${String(n).repeat(490)}`;
+
+/**
+ * A lane's script for five turns of `longMessage` (window of one turn and
+ * 200 tokens, folds of one): the folds after turns 2 and 3 fail, the one
+ * after turn 4 waits (backoff), so turns 1 and 2 go past the budget and
+ * become summary notes (patch `unfolded-cap`); the fold after turn 5
+ * succeeds.
+ */
+export function unfoldedCapScript(): ScriptedStep[] {
+  const answer = (n: number) => ({ match: { lastUserMessage: longMessage(n) }, respond: { kind: 'text' as const, text: `answer ${n}` } });
+  return [answer(1), answer(2), failedFold, answer(3), failedFold, answer(4), answer(5), { match: { systemIncludes: SUMMARIZER_MARKER }, respond: scriptedSummary }];
+}
+
+/** The session limits `unfoldedCapScript` is written for. */
+export const UNFOLDED_CAP_LIMITS = { windowMaxTurns: 1, foldBatchTurns: 1, windowMaxTokens: 200 };
