@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { describeZodError } from './input-guard';
+import { SessionStatus } from './session-types';
+
+/*
+ * The state a run carries is its input, and any Temporal client (the
+ * `temporal` CLI, another language's SDK) can start a run with any JSON
+ * there. The workflow code reads it as the shape its own continue-as-new
+ * writes; a wrong type deep inside (a queue entry without text, a stream log
+ * that is not a list) used to throw in a workflow task, which Temporal
+ * retries for ever. This checks the types the code relies on, so such a
+ * start is refused with the field named instead.
+ *
+ * Loose on purpose: objects may hold fields this version does not know
+ * (written by a later one), and optional fields are those some earlier
+ * version did not write. Nothing is reshaped: the run reads the input
+ * as given, so a state that passes behaves exactly as before.
+ */
+
+const str = z.string();
+const num = z.number().finite();
+const count = z.number().int().nonnegative();
+const actor = z.looseObject({ tenant: str, user: str });
+const pair = <T extends z.ZodType>(value: T) => z.tuple([str, value]);
+
+const message = z.looseObject({
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
+  content: str.nullable().optional(),
+  tool_calls: z.array(z.looseObject({ id: str, function: z.looseObject({ name: str, arguments: str }) })).optional(),
+  tool_call_id: str.optional(),
+});
+
+const turn = z.looseObject({ turnId: str, messages: z.array(message), outcome: str, startedAt: str, endedAt: str, by: actor.optional() });
+
+const strings = z.array(str).optional();
+const summary = z.looseObject({
+  userProfile: strings,
+  preferences: strings,
+  decisions: strings,
+  pendingConfirmations: strings,
+  unfinishedIntents: strings,
+  optionLists: z.array(z.looseObject({ topic: str, options: z.array(str) })).optional(),
+  identifiers: z.array(z.looseObject({ label: str, value: str })).optional(),
+  notes: strings,
+});
+
+const turnResult = z.looseObject({ turnId: str, outcome: str, text: str, modelCalls: num, toolCalls: num, by: actor.optional() });
+
+export const CarriedStateShape = z.looseObject({
+  status: SessionStatus.optional(),
+  createdAt: str.optional(),
+  version: count.optional(),
+  baseVersion: count.optional(),
+  turnSeq: count.optional(),
+  context: z
+    .looseObject({
+      window: z.array(turn),
+      unfolded: z.array(turn),
+      summary,
+      keyFacts: z.array(z.looseObject({ subject: str, value: str, turnId: str, updatedAt: str, source: str })),
+    })
+    .optional(),
+  counters: z.record(str, num).optional(),
+  queue: z.array(z.looseObject({ turnId: str, text: str, clientMessageId: str.optional(), receivedAt: str, by: actor.optional() })).optional(),
+  processed: z.array(pair(z.looseObject({ turnId: str, version: num, turn: turnResult.optional() }))).optional(),
+  recentResults: z.array(turnResult).optional(),
+  toolRecords: z
+    .array(z.looseObject({ turnId: str, toolCallId: str, toolName: str, status: str, durationMs: num, arguments: str, result: str }))
+    .optional(),
+  toolHashes: z.array(pair(str)).optional(),
+  toolPinTexts: z.array(pair(z.looseObject({ description: str, parameters: z.record(str, z.unknown()) }))).optional(),
+  pendingExtraction: z.array(turn).optional(),
+  lastExtractedTurn: turn.optional(),
+  stream: z
+    .looseObject({
+      log: z.array(z.looseObject({ topic: str, data: str, offset: num })),
+      base_offset: num,
+      publisher_sequences: z.record(str, num).optional(),
+      publisher_last_seen: z.record(str, num).optional(),
+    })
+    .optional(),
+  owner: actor.optional(),
+  // Read defensively where it is used (SessionRun): junk there counts as no failures.
+  foldBackoff: z.unknown().optional(),
+});
+
+/** What is wrong with a carried state, or undefined when the run can read it (none, or `null`, is no state). */
+export function carriedStateProblem(carried: unknown): string | undefined {
+  if (carried === undefined || carried === null) return undefined;
+  const parsed = CarriedStateShape.safeParse(carried);
+  return parsed.success ? undefined : describeZodError(parsed.error);
+}
