@@ -1,4 +1,5 @@
-import { allHandlersFinished, condition, makeContinueAsNewFunc, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, makeContinueAsNewFunc, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { carriedStateProblem } from './carried-state-check';
 import { count } from './metrics';
 import { SessionStatusKey } from './search-attributes';
 import { describeZodError } from './input-guard';
@@ -15,8 +16,8 @@ export { SESSION_SETS_SEARCH_ATTRIBUTES } from './session-lifecycle';
 
 export interface AgentSessionInput {
   options: SessionOptionsInput;
-  /** Present after continue-as-new. */
-  carried?: CarriedState;
+  /** Present after continue-as-new. `null` (what other SDKs send for a field left empty) counts as absent. */
+  carried?: CarriedState | null;
 }
 
 export interface AgentSessionResult {
@@ -36,6 +37,31 @@ export interface AgentSessionResult {
 export const EVENTS_FROM_WORKFLOW_ONLY = 'events-from-workflow-only';
 
 /**
+ * Patch id: a run started with a carried state the workflow cannot read (a
+ * wrong type anywhere the code relies on one; workflows/carried-state-check.ts)
+ * is refused with the field named, and one started with `carried: null` is
+ * a fresh start that restores from the archive. Before, the first threw in
+ * a workflow task, retried for ever, and the second skipped the archive.
+ * Consulted only for such input, so other histories replay unchanged.
+ */
+export const CARRIED_STATE_CHECKED = 'carried-state-checked';
+
+/** The run's state, from the carried state when there is one; a carried state the run cannot read refuses the start. */
+function startRun(options: SessionOptions, given: CarriedState | null | undefined): SessionRun {
+  let carried = given;
+  if (carried === null && patched(CARRIED_STATE_CHECKED)) carried = undefined;
+  const problem = carriedStateProblem(carried);
+  if (problem !== undefined && patched(CARRIED_STATE_CHECKED)) refuseStart(`Invalid carried state: ${problem}`);
+  try {
+    return new SessionRun(options, carried, !patched(EVENTS_FROM_WORKFLOW_ONLY));
+  } catch (err) {
+    // What the shape check cannot see (the event stream's encoded entries): refused too, never a task failing for ever.
+    if (err instanceof ApplicationFailure || given === undefined) throw err;
+    refuseStart(`Invalid carried state: it could not be read (${err instanceof Error ? err.message : String(err)}).`);
+  }
+}
+
+/**
  * One conversation session. Messages arrive as `sendMessage` updates and are
  * run one turn at a time through the ReAct loop; risky tool calls wait for
  * `decideToolCall`; `interrupt` cancels the running turn for real. Idle past
@@ -50,7 +76,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   if (!parsed.success) refuseStart(`Invalid session options: ${describeZodError(parsed.error)}`);
   const options = parsed.data;
   const { limits } = options;
-  const run = new SessionRun(options, input.carried, !patched(EVENTS_FROM_WORKFLOW_ONLY));
+  const run = startRun(options, input?.carried);
   const memory = new SessionMemory(run);
   registerSessionHandlers(run);
 

@@ -100,7 +100,8 @@ export class SessionRun {
 
   constructor(
     options: SessionOptions,
-    readonly carried: CarriedState | undefined,
+    /** `null` only in runs started so before patch `carried-state-checked`, which read it as carried (restored, nothing restored). */
+    readonly carried: CarriedState | null | undefined,
     legacyExternalPublish: boolean,
   ) {
     const { limits } = options;

@@ -1,5 +1,6 @@
 import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
+import { workflowIdFor } from '../../workflows/messages';
 import { lastToolContent } from '../support/scripted-steps';
 import {
   DEEP,
@@ -374,6 +375,51 @@ describe('tool calls from the model with hostile arguments', () => {
     const check = await session.check();
     count(outcome, check);
     expectAlive(check);
+  });
+});
+
+describe('runs started with a carried state', () => {
+  /** Starts a run directly, as any client may, with `carried` as plain JSON. */
+  async function startCarried(carried: unknown) {
+    const sessionId = uniqueId('carried');
+    const options = poisonSessionOptions(sessionId);
+    const handle = await env.client.workflow.start('agentSession', { workflowId: workflowIdFor(sessionId), taskQueue: env.taskQueue, args: [{ options, carried }] });
+    return { sessionId, handle };
+  }
+  const taskFailures = async (handle: Awaited<ReturnType<typeof startCarried>>['handle']) =>
+    ((await handle.fetchHistory()).events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
+
+  it.each([
+    ['a context that is not an object', { context: 'junk' }, /context: /],
+    ['a queued message without text', { queue: [{ nope: 1 }] }, /queue\.0\.turnId: .*queue\.0\.text: /],
+    ['processed that is not a list', { processed: 'x' }, /processed: /],
+    ['a stream log that is not a list', { stream: { log: 'x', base_offset: 0 } }, /stream\.log: /],
+    ['tool hashes that are a number', { toolHashes: 5 }, /toolHashes: /],
+    ['a stream entry whose payload does not decode', { stream: { log: [{ topic: 'events', data: 'AAAA', offset: 0 }], base_offset: 0 } }, /could not be read \(/],
+  ])('with %s is refused naming it, and no workflow task fails', async (_name, carried, field) => {
+    const { handle } = await startCarried(carried);
+    const failure = await handle.result().then(
+      () => 'completed',
+      (err: unknown) => String((err as { cause?: { message?: string } }).cause?.message ?? err),
+    );
+    expect(failure).toMatch(/^Invalid carried state: /);
+    expect(failure).toMatch(field);
+    expect(await taskFailures(handle)).toBe(0);
+  });
+
+  it('with carried null (what other SDKs send for an empty field) is a fresh start that restores the archive', async () => {
+    const sessionId = uniqueId('carried-null');
+    const options = poisonSessionOptions(sessionId);
+    expect((await env.agent.ask(options, { text: 'remember me' })).turn.outcome).toBe('completed');
+    await env.agent.end(sessionId, 'archive it');
+    await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+    const handle = await env.client.workflow.start('agentSession', { workflowId: workflowIdFor(sessionId), taskQueue: env.taskQueue, args: [{ options, carried: null }] });
+    const view = await eventually(async () => {
+      const v = await env.agent.getSession(sessionId);
+      return v.window.length === 1 ? v : null;
+    }, 'the archive restored');
+    expect(view).toMatchObject({ version: 1, window: [expect.objectContaining({ turnId: 'turn-1' })] });
+    expect(await taskFailures(handle)).toBe(0);
   });
 });
 
