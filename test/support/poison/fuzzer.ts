@@ -182,6 +182,73 @@ const VALID = {
   options: { sessionId: 'will-be-replaced', namespace: { tenant: 'acme', user: 'ana' }, memory: { enabled: false } },
 };
 
+/** A state a run could carry from the one before: one turn in the window, one queued message, one of each record. */
+const VALID_CARRIED = {
+  status: 'active',
+  createdAt: '2020-01-01T00:00:00.000Z',
+  version: 1,
+  baseVersion: 0,
+  turnSeq: 2,
+  context: {
+    window: [{ turnId: 'turn-1', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }], outcome: 'completed', startedAt: '2020-01-01T00:00:00.000Z', endedAt: '2020-01-01T00:00:01.000Z' }],
+    unfolded: [],
+    summary: { userProfile: [], preferences: [], decisions: [], pendingConfirmations: [], unfinishedIntents: [], optionLists: [], identifiers: [], notes: [] },
+    keyFacts: [{ subject: 'deadline', value: '2020-02-01', turnId: 'turn-1', updatedAt: '2020-01-01T00:00:01.000Z', source: 'user' }],
+  },
+  counters: { turns: 1, modelCalls: 1 },
+  queue: [{ turnId: 'turn-2', text: 'next', receivedAt: '2020-01-01T00:00:02.000Z', by: { tenant: 'acme', user: 'ana' } }],
+  processed: [['client-1', { turnId: 'turn-1', version: 1 }]],
+  recentResults: [{ turnId: 'turn-1', outcome: 'completed', text: 'hello', modelCalls: 1, toolCalls: 0 }],
+  toolRecords: [{ turnId: 'turn-1', toolCallId: 'call_1', toolName: 'local_calculate', status: 'ok', durationMs: 1, arguments: '{}', result: '2' }],
+  toolHashes: [['local_calculate', 'abc']],
+  stream: { log: [], base_offset: 0, publisher_sequences: {}, publisher_last_seen: {} },
+  owner: { tenant: 'acme', user: 'ana' },
+};
+
+/** Places deep in the carried state where one wrong value used to fail a workflow task. */
+const CARRIED_PATHS: Array<Array<string | number>> = [
+  ['context', 'window', 0, 'messages', 0, 'role'],
+  ['context', 'window', 0, 'messages'],
+  ['context', 'unfolded'],
+  ['context', 'summary', 'notes'],
+  ['context', 'keyFacts', 0],
+  ['queue', 0, 'text'],
+  ['queue', 0],
+  ['processed', 0],
+  ['processed', 0, 1, 'turnId'],
+  ['recentResults', 0, 'text'],
+  ['toolRecords', 0, 'result'],
+  ['toolHashes', 0],
+  ['stream', 'log'],
+  ['stream', 'base_offset'],
+  ['counters', 'turns'],
+  ['owner', 'user'],
+];
+
+/** A stream log whose entry does not decode: passes the shape check, and must still be refused. */
+const UNDECODABLE_LOG = '[{"topic":"events","data":"AAAA","offset":0}]';
+
+/** The valid carried state as JSON text with `raw` (JSON text) at `path`. */
+function carriedWith(path: Array<string | number>, raw: string): string {
+  const marker = '\u0000poison\u0000';
+  const copy = structuredClone(VALID_CARRIED) as Record<string | number, unknown>;
+  let at = copy;
+  for (const key of path.slice(0, -1)) at = at[key] as Record<string | number, unknown>;
+  at[path.at(-1) as string | number] = marker;
+  return JSON.stringify(copy).replace(JSON.stringify(marker), raw);
+}
+
+/** A carried state with one thing wrong somewhere in it, or no state at all. */
+function mutateCarried(rng: Prng): RawArg {
+  return rng.weighted<() => RawArg>([
+    [4, () => text(carriedWith(rng.pick(CARRIED_PATHS), junk(rng)))],
+    [2, () => text(withField(VALID_CARRIED, rng.pick(Object.keys(VALID_CARRIED)), junk(rng)))],
+    [1, () => text(carriedWith(['stream', 'log'], UNDECODABLE_LOG))],
+    [1, () => text(junk(rng))],
+    [1, () => json(VALID_CARRIED)],
+  ])();
+}
+
 const MAX_LABEL = 240;
 const clip = (s: string) => (s.length > MAX_LABEL ? `${s.slice(0, MAX_LABEL)}…` : s);
 const label = (head: string, args: RawArg[]) => clip(`${head}(${args.map(describeArg).join(', ')})`);
@@ -233,6 +300,13 @@ export function generateFuzzCases(options: FuzzOptions): PoisonCase[] {
           const [options] = mutate(rng, VALID.options, false);
           const opts = options ?? text('null');
           return { id, kind: 'start', options: opts, label: `update-with-start options ${describeArg(opts)}` };
+        },
+      ],
+      [
+        2,
+        () => {
+          const carried = mutateCarried(rng);
+          return { id, kind: 'start', options: json(VALID.options), carried, label: clip(`update-with-start carried ${describeArg(carried)}`) };
         },
       ],
     ]);

@@ -18,7 +18,7 @@ export type PoisonCase =
   | { id: string; label: string; kind: 'update'; name: string; args: RawArg[] }
   | { id: string; label: string; kind: 'query'; name: string; args: RawArg[] }
   | { id: string; label: string; kind: 'toolCalls'; calls: RawToolCall[] }
-  | { id: string; label: string; kind: 'start'; options: RawArg };
+  | { id: string; label: string; kind: 'start'; options: RawArg; /** The run's carried state (as continue-as-new passes it), when the case sends one. */ carried?: RawArg };
 
 export type PoisonCaseKind = PoisonCase['kind'];
 

@@ -259,7 +259,7 @@ export async function runStartCase(target: PoisonTarget, c: Extract<PoisonCase, 
   const start = new WithStartWorkflowOperation(WORKFLOW_TYPE, {
     workflowId,
     taskQueue: target.taskQueue,
-    args: [toPayload({ text: `{"options":${c.options.text}}` })],
+    args: [toPayload({ text: `{"options":${c.options.text}${c.carried ? `,"carried":${c.carried.text}` : ''}}` })],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
   const r = await callWithTimeout(target.client, () => target.client.workflow.executeUpdateWithStart('sendMessage', { args: [{ text: 'hello', principal: { tenant: 'acme', user: 'ana' } }], startWorkflowOperation: start }), timeoutMs);
@@ -268,7 +268,7 @@ export async function runStartCase(target: PoisonTarget, c: Extract<PoisonCase, 
       ? { case: c, delivery: Delivery.timedOut, detail: `no answer within ${timeoutMs} ms` }
       : 'error' in r
         ? { case: c, delivery: isRefusal(r.error) ? Delivery.refused : Delivery.rejected, detail: describeError(r.error) }
-        : { case: c, delivery: Delivery.accepted, detail: 'the options were valid after all' };
+        : { case: c, delivery: Delivery.accepted, detail: c.carried ? 'the options and carried state were valid after all' : 'the options were valid after all' };
   const taskFailures: TaskFailure[] = [];
   const run = await target.client.workflow.getHandle(workflowId).describe().catch(() => undefined);
   if (run) taskFailures.push(...(await taskFailuresOf(target.client, workflowId, run.runId)).filter((f) => !isBenignTaskFailure(f)));
