@@ -60,7 +60,8 @@ export const CarriedStateShape = z.looseObject({
       keyFacts: z.array(z.looseObject({ subject: str, value: str, turnId: str, updatedAt: str, source: str })),
     })
     .optional(),
-  counters: z.record(str, num).optional(),
+  // Runs of some early versions carried a counter added after them as null (NaN written as JSON); SessionRun reads it as 0.
+  counters: z.record(str, num.nullable()).optional(),
   queue: z.array(z.looseObject({ turnId: str, text: str, clientMessageId: str.optional(), receivedAt: str, by: actor.optional() })).optional(),
   processed: z.array(pair(z.looseObject({ turnId: str, version: num, turn: turnResult.optional() }))).optional(),
   recentResults: z.array(turnResult).optional(),

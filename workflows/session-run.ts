@@ -111,8 +111,12 @@ export class SessionRun {
     this.version = carried?.version ?? 0;
     this.baseVersion = carried?.baseVersion ?? 0;
     this.turnSeq = carried?.turnSeq ?? 0;
-    // Counters added in later versions start at zero in runs carried from earlier ones.
-    this.counters = { ...emptyCounters(), ...carried?.counters };
+    // Counters added in later versions start at zero in runs carried from earlier ones, and so does one carried as
+    // null (some early versions counted a counter their predecessor lacked as NaN, which JSON writes as null).
+    this.counters = { ...emptyCounters() };
+    for (const [name, value] of Object.entries(carried?.counters ?? {})) {
+      (this.counters as Record<string, number>)[name] = typeof value === 'number' && Number.isFinite(value) ? value : 0;
+    }
     this.windowLimits = { maxTurns: limits.windowMaxTurns, maxTokens: limits.windowMaxTokens, foldBatchTurns: limits.foldBatchTurns };
     this.context = new SessionContext(carried?.context ?? emptyContext(), this.windowLimits);
     this.queue = carried?.queue ?? [];

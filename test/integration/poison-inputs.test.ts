@@ -407,6 +407,15 @@ describe('runs started with a carried state', () => {
     expect(await taskFailures(handle)).toBe(0);
   });
 
+  it('with a counter carried as null (written so by some early versions) reads it as 0, and the session still archives', async () => {
+    const { sessionId, handle } = await startCarried({ status: 'active', version: 0, turnSeq: 0, counters: { turns: 0, summaryFailures: null } });
+    const view = await env.agent.getSession(sessionId);
+    expect(view.counters).toMatchObject({ turns: 0, summaryFailures: 0 });
+    await env.agent.end(sessionId, 'archive it');
+    expect(await handle.result()).toMatchObject({ status: 'archived' });
+    expect(await taskFailures(handle)).toBe(0);
+  });
+
   it('with carried null (what other SDKs send for an empty field) is a fresh start that restores the archive', async () => {
     const sessionId = uniqueId('carried-null');
     const options = poisonSessionOptions(sessionId);

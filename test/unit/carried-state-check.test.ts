@@ -52,6 +52,10 @@ describe('carried state check', () => {
     expect(carriedStateProblem(carried)).toMatch(expected);
   });
 
+  it('passes a counter carried as null, as some early versions wrote one their predecessor lacked', () => {
+    expect(carriedStateProblem({ counters: { turns: 3, summaryFailures: null } })).toBeUndefined();
+  });
+
   it('leaves a junk fold backoff to the run, which reads it as no failures', () => {
     expect(carriedStateProblem({ foldBackoff: { failures: 'many', skip: -1e9 } })).toBeUndefined();
   });
