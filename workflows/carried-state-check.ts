@@ -72,14 +72,9 @@ export const CarriedStateShape = z.looseObject({
   toolPinTexts: z.array(pair(z.looseObject({ description: str, parameters: z.record(str, z.unknown()) }))).optional(),
   pendingExtraction: z.array(turn).optional(),
   lastExtractedTurn: turn.optional(),
-  stream: z
-    .looseObject({
-      log: z.array(z.looseObject({ topic: str, data: str, offset: num })),
-      base_offset: num,
-      publisher_sequences: z.record(str, num).optional(),
-      publisher_last_seen: z.record(str, num).optional(),
-    })
-    .optional(),
+  // Only what the stream library cannot read otherwise: a topic or publisher sequence of another type (a hostile
+  // publish accepted before the publish signal was closed, patch `events-from-workflow-only`) is carried as it was.
+  stream: z.looseObject({ log: z.array(z.looseObject({ data: str })), base_offset: num }).optional(),
   owner: actor.optional(),
   // Read defensively where it is used (SessionRun): junk there counts as no failures.
   foldBackoff: z.unknown().optional(),

@@ -56,6 +56,11 @@ describe('carried state check', () => {
     expect(carriedStateProblem({ counters: { turns: 3, summaryFailures: null } })).toBeUndefined();
   });
 
+  it('passes a stream log entry with a topic that is not a string, as hostile publishes before events-from-workflow-only left them', () => {
+    expect(carriedStateProblem({ stream: { log: [{ topic: 7, data: '', offset: 0 }], base_offset: 0, publisher_sequences: { x: 'y' } } })).toBeUndefined();
+    expect(carriedStateProblem({ stream: { log: [{ topic: 'events', data: 7 }], base_offset: 0 } })).toMatch(/^stream\.log\.0\.data: /);
+  });
+
   it('leaves a junk fold backoff to the run, which reads it as no failures', () => {
     expect(carriedStateProblem({ foldBackoff: { failures: 'many', skip: -1e9 } })).toBeUndefined();
   });
