@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { FailureType } from '../workflows/failure-types';
-import { SessionSummary, renderSummary } from '../workflows/session-summary';
+import { fitSummaryLimits, MAX_SUMMARY_ITEM_CHARS, SessionSummary, SUMMARY_LIST_LIMITS, renderSummary } from '../workflows/session-summary';
 import type { Turn } from '../workflows/session-types';
 import { completeJson, ModelPurpose, type ModelCallDeps } from './model-call';
 
@@ -48,6 +48,7 @@ export function createSummarizeActivity(deps: ModelCallDeps & { model: string })
         'Merge the new turns into the previous summary and return the whole merged summary as one JSON object with exactly these keys:',
         SECTIONS,
         'Keep every item of the previous summary that is still true; update items the new turns change; remove pending items that were resolved.',
+        `Each list holds at most ${Object.entries(SUMMARY_LIST_LIMITS).map(([key, max]) => `${max} ${key}`).join(', ')}, each item at most ${MAX_SUMMARY_ITEM_CHARS} characters: merge or drop the least useful items rather than go over.`,
         'Keep numbered options and candidate lists complete and in their original order. Keep ids, dates and deadlines verbatim.',
         'Return JSON only.',
       ].join('\n');
@@ -73,7 +74,7 @@ function parseSummary(content: string | null): SessionSummary {
   } catch {
     throw ApplicationFailure.retryable(`The summary is not JSON: ${String(content).slice(0, 200)}`, FailureType.ModelOutputInvalid);
   }
-  const parsed = SessionSummary.safeParse(json);
+  const parsed = SessionSummary.safeParse(fitSummaryLimits(json));
   if (!parsed.success) {
     throw ApplicationFailure.retryable(`The summary does not match the schema: ${z.prettifyError(parsed.error).slice(0, 500)}`, FailureType.ModelOutputInvalid);
   }

@@ -75,3 +75,6 @@ export function turnNote(turn: Turn): string {
   const replied = answer ? `; the answer began "${quote(answer)}"` : '';
   return `Turn ${turn.turnId.slice(0, 40)} (${turn.endedAt.slice(0, 10)}, not summarized): ${said}${replied}.`;
 }
+
+/** Whether a line of the summary's notes is one `turnNote` wrote. */
+export const isTurnNote = (note: string): boolean => /^Turn \S+ \([^)]*, not summarized\): /.test(note);

@@ -1,5 +1,5 @@
 import type { ChatMessage } from './chat-message';
-import { planEviction, planUnfoldedCap, turnNote, type WindowLimits } from './context-window';
+import { isTurnNote, planEviction, planUnfoldedCap, turnNote, type WindowLimits } from './context-window';
 import { extractKeyFacts, mergeKeyFacts, renderKeyFacts, type KeyFact } from './key-facts';
 import { assemblePrompt } from './prompt-assembly';
 import { emptySummary, isEmptySummary, MAX_SUMMARY_NOTES, renderSummary, type SessionSummary } from './session-summary';
@@ -60,17 +60,24 @@ export class SessionContext {
   /**
    * Keeps the turns waiting for a fold within the window's token budget: the
    * oldest past it leave the prompt and become one line each in the
-   * summary's notes (newest notes kept, up to the summary's limit), which
-   * the next fold that succeeds reads with the rest of the summary. Returns
-   * the turns compacted (none when within the budget).
+   * summary's notes, which the next fold that succeeds reads with the rest
+   * of the summary. The notes stay within their limit: older lines of this
+   * kind go first, the model's own notes only when those are gone. Returns
+   * the turns compacted (none when within the budget) and how many of them
+   * kept a line.
    */
-  capUnfolded(): Turn[] {
+  capUnfolded(): { turns: Turn[]; noted: number } {
     const { keep, compact } = planUnfoldedCap(this.state.unfolded, this.limits.maxTokens);
-    if (compact.length === 0) return [];
+    if (compact.length === 0) return { turns: [], noted: 0 };
     this.state.unfolded = keep;
-    const notes = [...this.state.summary.notes, ...compact.map(turnNote)];
-    this.state.summary = { ...this.state.summary, notes: notes.slice(-MAX_SUMMARY_NOTES) };
-    return compact;
+    const added = compact.map(turnNote);
+    const notes = [...this.state.summary.notes, ...added];
+    while (notes.length > MAX_SUMMARY_NOTES) {
+      const oldestCompacted = notes.findIndex(isTurnNote);
+      notes.splice(oldestCompacted >= 0 ? oldestCompacted : 0, 1);
+    }
+    this.state.summary = { ...this.state.summary, notes };
+    return { turns: compact, noted: added.filter((note) => notes.includes(note)).length };
   }
 
   /** Whether capUnfolded would compact anything now. */

@@ -12,6 +12,7 @@ import type { RunningTurn, SessionRun } from './session-run';
 import { FOLD_BACKOFF, MAX_FOLD_SKIP, RESULT_MEMORY, UNFOLDED_CAP, TOOL_RECORD_MEMORY, type QueuedMessage } from './session-state';
 import type { PendingConfirmation, Turn, TurnOutcome, TurnResult } from './session-types';
 import { count, observe } from './metrics';
+import { MAX_SUMMARY_NOTES } from './session-summary';
 import { nowIso, nowMs } from './workflow-clock';
 
 const { checkBudget } = proxyLocalActivities<UsageActivities>({
@@ -259,7 +260,7 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
     run.events.emit({
       type: 'error',
       errorType: 'SummaryFailed',
-      message: `Could not fold ${turns.length} turns into the summary (${err.cause?.message ?? err.message}); they stay in the prompt verbatim and the fold is retried ${when}.`,
+      message: `Could not fold ${turns.length} turns into the summary (${err.cause?.message ?? err.message}); they stay in the prompt verbatim, up to the window's token budget, and the fold is retried ${when}.`,
     });
     capUnfolded(run);
   }
@@ -274,12 +275,13 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
  */
 function capUnfolded(run: SessionRun): void {
   if (!run.context.unfoldedOverBudget || !patched(UNFOLDED_CAP)) return;
-  const compacted = run.context.capUnfolded();
-  run.counters.turnsCompacted = (run.counters.turnsCompacted ?? 0) + compacted.length;
+  const { turns, noted } = run.context.capUnfolded();
+  run.counters.turnsCompacted = (run.counters.turnsCompacted ?? 0) + turns.length;
   count('summaryFolds', { result: 'compacted' });
+  const kept = noted === turns.length ? 'each is now one line' : `${noted} of them are now one line each (the notes hold ${MAX_SUMMARY_NOTES})`;
   run.events.emit({
     type: 'error',
     errorType: 'TurnsCompacted',
-    message: `${compacted.length} turn(s) waiting for a summary fold went past the window's token budget: each is now one line in the summary's notes instead of its full text in the prompt.`,
+    message: `${turns.length} turn(s) waiting for a summary fold went past the window's token budget: ${kept} in the summary's notes instead of their full text in the prompt.`,
   });
 }

@@ -133,6 +133,32 @@ describe('context that does not forget', () => {
     expect((compacted[0]?.event as { message: string }).message).toMatch(/^1 turn\(s\) waiting for a summary fold went past the window's token budget/);
   });
 
+  it('accepts a summary the model made one note too long, keeping the newest notes, instead of failing the fold', async () => {
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { limits: { windowMaxTurns: 1, foldBatchTurns: 1 } });
+    const notes = Array.from({ length: 21 }, (_, i) => `note ${i + 1}`);
+    env.model.script(
+      [
+        { respond: { kind: 'text', text: 'one answered' } },
+        { respond: { kind: 'text', text: 'two answered' } },
+        { match: { systemIncludes: SUMMARIZER_MARKER }, respond: { kind: 'json', value: { notes } } },
+      ],
+      { lane: sessionId },
+    );
+    await say(sessionId, options, 'one');
+    await say(sessionId, options, 'two');
+    const view = await eventually(async () => {
+      const v = await env.agent.getSession(sessionId);
+      return v.counters.summariesFolded === 1 ? v : null;
+    }, 'the fold after turn 2');
+    expect(view.counters.summaryFailures).toBe(0);
+    expect(view.summary.notes).toEqual(notes.slice(1));
+    // The summarizer is told the limits.
+    const fold = env.model.requestsFor(sessionId).map((r) => r.body as ChatRequest).find(isSummaryRequest)!;
+    expect(systemOf(fold)).toContain('20 notes');
+    env.model.assertDone(sessionId);
+  });
+
   it('reads a fold backoff carried into a run as untrusted: junk counts as no failures', async () => {
     const sessionId = uniqueId('s');
     const options = sessionOptions(sessionId, { limits: { windowMaxTurns: 1, foldBatchTurns: 1 } });

@@ -1,8 +1,8 @@
-import { planEviction, planUnfoldedCap, turnNote } from '../../workflows/context-window';
+import { isTurnNote, planEviction, planUnfoldedCap, turnNote } from '../../workflows/context-window';
 import { SessionContext } from '../../workflows/session-context';
 import { extractKeyFacts, mergeKeyFacts } from '../../workflows/key-facts';
 import { assemblePrompt } from '../../workflows/prompt-assembly';
-import { emptySummary, SessionSummary } from '../../workflows/session-summary';
+import { emptySummary, fitSummaryLimits, SessionSummary } from '../../workflows/session-summary';
 import type { Turn } from '../../workflows/session-types';
 import type { ChatMessage } from '../../workflows/chat-message';
 
@@ -73,19 +73,58 @@ describe('turns waiting for a fold', () => {
     expect(turnNote(turn(2, [{ role: 'user', content: '' }]))).toBe('Turn turn-2 (2026-01-01, not summarized): no user text.');
   });
 
-  it('moves turns past the budget into the summary notes, keeping the newest notes up to the limit', () => {
+  it('moves turns past the budget into the summary notes, dropping older such lines before the model\'s own notes', () => {
+    const modelNotes = Array.from({ length: 12 }, (_, i) => `model note ${i}`);
+    const earlier = Array.from({ length: 7 }, (_, i) => turnNote(turn(100 + i)));
     const context = new SessionContext(
-      { window: [], unfolded: [long(1), long(2), long(3), long(4)], summary: { ...emptySummary(), notes: Array.from({ length: 19 }, (_, i) => `old note ${i}`) }, keyFacts: [] },
+      { window: [], unfolded: [long(1), long(2), long(3), long(4)], summary: { ...emptySummary(), notes: [...modelNotes.slice(0, 6), ...earlier, ...modelNotes.slice(6)] }, keyFacts: [] },
       { maxTurns: 1, maxTokens: 500, foldBatchTurns: 1 },
     );
     expect(context.unfoldedOverBudget).toBe(true);
-    expect(context.capUnfolded().map((t) => t.turnId)).toEqual(['turn-1', 'turn-2']);
+    const { turns, noted } = context.capUnfolded();
+    expect(turns.map((t) => t.turnId)).toEqual(['turn-1', 'turn-2']);
+    expect(noted).toBe(2);
     expect(context.unfolded.map((t) => t.turnId)).toEqual(['turn-3', 'turn-4']);
-    expect(context.summary.notes).toHaveLength(20);
-    expect(context.summary.notes[0]).toBe('old note 1');
-    expect(context.summary.notes.slice(-2)).toEqual([expect.stringMatching(/^Turn turn-1 /), expect.stringMatching(/^Turn turn-2 /)]);
+    const notes = context.summary.notes;
+    expect(notes).toHaveLength(20);
+    // 12 + 7 + 2 = 21: the oldest line of an earlier compaction went, every note of the model stayed.
+    expect(notes.filter((n) => n.startsWith('model note'))).toEqual(modelNotes);
+    expect(notes.filter(isTurnNote).map((n) => n.slice(0, 9))).toEqual(['Turn turn', 'Turn turn', 'Turn turn', 'Turn turn', 'Turn turn', 'Turn turn', 'Turn turn', 'Turn turn']);
+    expect(notes).not.toContain(earlier[0]);
+    expect(notes.slice(-2)).toEqual([expect.stringMatching(/^Turn turn-1 /), expect.stringMatching(/^Turn turn-2 /)]);
     expect(context.unfoldedOverBudget).toBe(false);
-    expect(context.capUnfolded()).toEqual([]);
+    expect(context.capUnfolded()).toEqual({ turns: [], noted: 0 });
+  });
+
+  it('says how many compacted turns kept a line when more go at once than the notes hold', () => {
+    const context = new SessionContext(
+      { window: [], unfolded: Array.from({ length: 25 }, (_, i) => long(i + 1)), summary: { ...emptySummary(), notes: ['the model\'s note'] }, keyFacts: [] },
+      { maxTurns: 1, maxTokens: 200, foldBatchTurns: 1 },
+    );
+    const { turns, noted } = context.capUnfolded();
+    expect(turns).toHaveLength(25);
+    // 1 + 25 lines: six of the compacted ones (the oldest) cannot stay.
+    expect(noted).toBe(19);
+    expect(context.summary.notes[0]).toBe('the model\'s note');
+    expect(SessionSummary.safeParse(context.summary).success).toBe(true);
+  });
+});
+
+describe('summary limits', () => {
+  it('brings a summary the model made too long within the schema: newest items of a list, first options, items cut', () => {
+    const notes = Array.from({ length: 23 }, (_, i) => `note ${i}`);
+    const fitted = fitSummaryLimits({ ...emptySummary(), notes, decisions: ['', 'd'.repeat(500)], optionLists: [{ topic: 't', options: Array.from({ length: 25 }, (_, i) => `o${i}`) }], identifiers: [{ label: 'id', value: 'v'.repeat(300) }] }) as SessionSummary;
+    expect(SessionSummary.safeParse(fitted).success).toBe(true);
+    expect(fitted.notes).toEqual(notes.slice(3));
+    expect(fitted.decisions).toEqual([`${'d'.repeat(399)}…`]);
+    expect(fitted.optionLists[0]?.options).toEqual(Array.from({ length: 20 }, (_, i) => `o${i}`));
+    expect(fitted.identifiers[0]?.value).toHaveLength(200);
+  });
+
+  it('leaves wrong types to the schema, which still refuses them', () => {
+    expect(SessionSummary.safeParse(fitSummaryLimits({ userProfile: 'not a list' })).success).toBe(false);
+    expect(SessionSummary.safeParse(fitSummaryLimits({ notes: [7] })).success).toBe(false);
+    expect(fitSummaryLimits('text')).toBe('text');
   });
 });
 
