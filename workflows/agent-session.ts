@@ -1,5 +1,5 @@
-import { ApplicationFailure, allHandlersFinished, condition, makeContinueAsNewFunc, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { carriedStateProblem } from './carried-state-check';
+import { allHandlersFinished, condition, makeContinueAsNewFunc, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { CarriedStateUnreadable, carriedStateProblem } from './carried-state-check';
 import { count } from './metrics';
 import { SessionStatusKey } from './search-attributes';
 import { describeZodError } from './input-guard';
@@ -55,9 +55,10 @@ function startRun(options: SessionOptions, given: CarriedState | null | undefine
   try {
     return new SessionRun(options, carried, !patched(EVENTS_FROM_WORKFLOW_ONLY));
   } catch (err) {
-    // What the shape check cannot see (the event stream's encoded entries): refused too, never a task failing for ever.
-    if (err instanceof ApplicationFailure || given === undefined) throw err;
-    refuseStart(`Invalid carried state: it could not be read (${err instanceof Error ? err.message : String(err)}).`);
+    // What the shape check cannot see (the event stream's encoded entries) is refused too; any other error is a bug,
+    // and fails the task (retried once it is fixed) rather than the run.
+    if (!(err instanceof CarriedStateUnreadable)) throw err;
+    refuseStart(`Invalid carried state: ${err.message}.`);
   }
 }
 

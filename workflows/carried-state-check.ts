@@ -32,15 +32,16 @@ const message = z.looseObject({
 
 const turn = z.looseObject({ turnId: str, messages: z.array(message), outcome: str, startedAt: str, endedAt: str, by: actor.optional() });
 
-const strings = z.array(str).optional();
+// Every version that carried a summary wrote all eight lists.
+const strings = z.array(str);
 const summary = z.looseObject({
   userProfile: strings,
   preferences: strings,
   decisions: strings,
   pendingConfirmations: strings,
   unfinishedIntents: strings,
-  optionLists: z.array(z.looseObject({ topic: str, options: z.array(str) })).optional(),
-  identifiers: z.array(z.looseObject({ label: str, value: str })).optional(),
+  optionLists: z.array(z.looseObject({ topic: str, options: z.array(str) })),
+  identifiers: z.array(z.looseObject({ label: str, value: str })),
   notes: strings,
 });
 
@@ -79,6 +80,11 @@ export const CarriedStateShape = z.looseObject({
   // Read defensively where it is used (SessionRun): junk there counts as no failures.
   foldBackoff: z.unknown().optional(),
 });
+
+/** A carried state that passed the shape check and still could not be read (an event stream entry whose payload does not decode). */
+export class CarriedStateUnreadable extends Error {
+  override name = 'CarriedStateUnreadable';
+}
 
 /** What is wrong with a carried state, or undefined when the run can read it (none, or `null`, is no state). */
 export function carriedStateProblem(carried: unknown): string | undefined {

@@ -2,6 +2,7 @@ import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
 import { WorkflowStream, decodePayloadWire, workflowStreamPollUpdate, workflowStreamPublishSignal } from '@temporalio/workflow-streams/workflow';
 import type { PollInput, PollResult, WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { CarriedStateUnreadable } from './carried-state-check';
 import { z } from 'zod';
 import { AgentEvent } from './events';
 import { describeZodError, invalidInput } from './input-guard';
@@ -60,7 +61,13 @@ export class EventEmitter {
     // signal-with-start) are handed to the first handler registered for them, at registration:
     // ours takes them here, or the library's constructor below would publish them.
     if (!legacyExternalPublish) setHandler(workflowStreamPublishSignal, ignorePublish);
-    this.stream = new WorkflowStream(prior);
+    try {
+      this.stream = new WorkflowStream(prior);
+    } catch (err) {
+      // The library reads the carried log (decoding each entry) before it registers anything.
+      if (prior === undefined) throw err;
+      throw new CarriedStateUnreadable(`the event stream's carried log could not be read (${err instanceof Error ? err.message : String(err)})`);
+    }
     this.topic = this.stream.topic<AgentEvent>(EVENTS_TOPIC);
     if (legacyExternalPublish) return;
     setHandler(workflowStreamPublishSignal, ignorePublish);

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { carriedStateProblem } from '../../workflows/carried-state-check';
+import { emptySummary } from '../../workflows/session-summary';
 
 /** Every carried state in the replay corpus: the inputs of runs started by continue-as-new, and those the runs continued with. */
 function corpusCarriedStates(): Array<{ file: string; carried: unknown }> {
@@ -30,7 +31,7 @@ describe('carried state check', () => {
     expect(carriedStateProblem(undefined)).toBeUndefined();
     expect(carriedStateProblem(null)).toBeUndefined();
     expect(carriedStateProblem({})).toBeUndefined();
-    expect(carriedStateProblem({ version: 3, somethingNew: { deep: [1] }, context: { window: [], unfolded: [], summary: { later: 1 }, keyFacts: [], more: true } })).toBeUndefined();
+    expect(carriedStateProblem({ version: 3, somethingNew: { deep: [1] }, context: { window: [], unfolded: [], summary: { ...emptySummary(), later: 1 }, keyFacts: [], more: true } })).toBeUndefined();
   });
 
   it.each([
@@ -46,6 +47,7 @@ describe('carried state check', () => {
     ['a version that is not a whole number', { version: 'x' }, /^version: /],
     ['a negative turn sequence', { turnSeq: -1 }, /^turnSeq: /],
     ['tool hashes not a list', { toolHashes: 5 }, /^toolHashes: /],
+    ['a summary without its notes (the code reads every list)', { context: { window: [], unfolded: [], summary: { ...emptySummary(), notes: undefined }, keyFacts: [] } }, /^context\.summary\.notes: /],
     ['an unknown status', { status: 'sleeping' }, /^status: /],
     ['an owner without a user', { owner: { tenant: 'a' } }, /^owner\.user: /],
   ])('names what is wrong: %s', (_name, carried, expected) => {
