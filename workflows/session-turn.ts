@@ -276,7 +276,7 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
 function capUnfolded(run: SessionRun): void {
   if (!run.context.unfoldedOverBudget || !patched(UNFOLDED_CAP)) return;
   const { turns, noted } = run.context.capUnfolded();
-  run.counters.turnsCompacted = (run.counters.turnsCompacted ?? 0) + turns.length;
+  run.counters.turnsCompacted += turns.length;
   count('summaryFolds', { result: 'compacted' });
   const kept = noted === turns.length ? 'each is now one line' : `${noted} of them are now one line each (the notes hold ${MAX_SUMMARY_NOTES})`;
   run.events.emit({
