@@ -18,6 +18,14 @@ afterAll(async () => {
 const systemOf = (req: ChatRequest) => String(req.messages[0]?.content ?? '');
 const contents = (req: ChatRequest) => req.messages.map((m) => String(m.content ?? ''));
 
+/** The session's view once `folds` summary folds have succeeded. */
+function afterFolds(sessionId: string, folds: number, what: string) {
+  return eventually(async () => {
+    const v = await env.agent.getSession(sessionId);
+    return v.counters.summariesFolded === folds ? v : null;
+  }, what);
+}
+
 async function say(sessionId: string, options: Parameters<TestEnv['agent']['send']>[0], text: string) {
   const { turnId } = await env.agent.send(options, { text });
   return env.agent.waitForTurn(sessionId, turnId);
@@ -51,10 +59,7 @@ describe('context that does not forget', () => {
     expect(contents(last).slice(1).some((c) => c.includes('Maison Rouge'))).toBe(false);
     expect(systemOf(last)).toMatch(/## Summary of the earlier conversation[\s\S]*1\. Hotel Azur\n {2}2\. Le Parc\n {2}3\. Maison Rouge/);
     // Turn 4 pushes turn 2 out too; that fold runs after the turn completes.
-    const view = await eventually(async () => {
-      const v = await env.agent.getSession(sessionId);
-      return v.counters.summariesFolded === 2 ? v : null;
-    }, 'the second fold');
+    const view = await afterFolds(sessionId, 2, 'the second fold');
     expect(view.window.map((t) => t.turnId)).toEqual(['turn-3', 'turn-4']);
     env.model.assertDone(sessionId);
   });
@@ -94,10 +99,7 @@ describe('context that does not forget', () => {
     // The lane's requests in order: no summarizer request between 'four' and 'five' (the fold after turn 4 waits).
     env.model.script(foldBackoffScript(), { lane: sessionId });
     for (const text of ['one', 'two', 'three', 'four', 'five']) expect((await say(sessionId, options, text)).outcome).toBe('completed');
-    const view = await eventually(async () => {
-      const v = await env.agent.getSession(sessionId);
-      return v.counters.summariesFolded === 1 ? v : null;
-    }, 'the fold after turn 5');
+    const view = await afterFolds(sessionId, 1, 'the fold after turn 5');
     expect(view.counters).toMatchObject({ summaryFailures: 2, summariesFolded: 1 });
     expect(view.unfoldedTurns).toBe(0);
     env.model.assertDone(sessionId);
@@ -117,10 +119,7 @@ describe('context that does not forget', () => {
     expect(systemOf(fifth)).toContain('### Other notes\n- Turn turn-1 (');
     expect(systemOf(fifth)).toMatch(/- Turn turn-2 \(\d{4}-\d\d-\d\d, not summarized\): the user said "message 2: 2{100,}…"; the answer began "answer 2"\./);
     expect(systemOf(fifth)).not.toContain(longMessage(1));
-    const view = await eventually(async () => {
-      const v = await env.agent.getSession(sessionId);
-      return v.counters.summariesFolded === 1 ? v : null;
-    }, 'the fold after turn 5');
+    const view = await afterFolds(sessionId, 1, 'the fold after turn 5');
     expect(view.counters).toMatchObject({ summaryFailures: 2, summariesFolded: 1, turnsCompacted: 2 });
     expect(view.unfoldedTurns).toBe(0);
     env.model.assertDone(sessionId);
@@ -147,10 +146,7 @@ describe('context that does not forget', () => {
     );
     await say(sessionId, options, 'one');
     await say(sessionId, options, 'two');
-    const view = await eventually(async () => {
-      const v = await env.agent.getSession(sessionId);
-      return v.counters.summariesFolded === 1 ? v : null;
-    }, 'the fold after turn 2');
+    const view = await afterFolds(sessionId, 1, 'the fold after turn 2');
     expect(view.counters.summaryFailures).toBe(0);
     expect(view.summary.notes).toEqual(notes.slice(1));
     // The summarizer is told the limits.
