@@ -85,7 +85,7 @@ export interface SessionActivities {
   loadArchive(input: { sessionId: string }): Promise<ArchivedSession | null>;
   saveArchive(input: SaveArchiveInput): Promise<{ version: number }>;
   readArchivedEvents(input: ReadArchivedEventsInput): Promise<ArchivedEventsPage | null>;
-  expireArchives(input: { now?: string }): Promise<{ expired: number; moved: number }>;
+  expireArchives(input: { now?: string }): Promise<{ expired: number; moved: number; promptParts: number }>;
   /** Which of the given search attribute names the namespace has registered. */
   describeSearchAttributes(input: { names: string[] }): Promise<string[]>;
 }

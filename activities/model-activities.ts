@@ -15,7 +15,7 @@ export interface ModelActivityDeps extends ModelCallDeps {
   defaultModel: string;
   /** How often deltas are flushed to the session's event stream. */
   deltaBatchMs?: number;
-  /** Where prompt parts sent by reference are kept; a call by reference fails without it. */
+  /** Resolves prompt parts sent by reference (this worker's memory, then the run's history); a call by reference fails without it. */
   promptParts?: PromptPartStore;
 }
 
@@ -108,7 +108,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
       // FIRST_HEARTBEAT_AFTER_MS sends none (an interrupt then finds the step already done).
       const heartbeat = heartbeats(ctx);
       try {
-        // Heartbeating already: looking up stored prompt parts on a slow store must not look like a dead worker.
+        // Heartbeating already: reading a long history for prompt parts must not look like a dead worker.
         const prompt = await promptOf(input);
         return await streamStep(ctx, input, prompt, heartbeat.beat);
       } finally {
@@ -120,17 +120,12 @@ export function createModelActivities(deps: ModelActivityDeps) {
   /** The messages and tools to send: as given, or rebuilt from a prompt by reference. */
   async function promptOf(input: CallModelInput): Promise<{ messages: CallModelInput['messages']; tools: CallModelInput['tools'] }> {
     if (!input.prompt) return { messages: input.messages, tools: input.tools };
-    const { info, log } = Context.current();
+    const { info } = Context.current();
     const run = info.workflowExecution;
     if (!deps.promptParts || !run) {
       throw ApplicationFailure.nonRetryable('This worker keeps no prompt parts; the session sends the whole prompt again.', PROMPT_PART_MISSING);
     }
-    const resolved = await deps.promptParts.resolve(run, input.prompt);
-    // Written behind the call (see PromptPartStore.resolve): a lost write costs a later step one resend, not this one a wait.
-    resolved.stored.catch((err: unknown) =>
-      log.warn('could not store prompt parts; a call on another worker will send the prompt whole', { error: err instanceof Error ? err.message : String(err) }),
-    );
-    return resolved;
+    return deps.promptParts.resolve(run, input.prompt);
   }
 
   /** One ReAct step: the model's answer streamed, its text relayed to the session as it comes. */

@@ -1,7 +1,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { DEFAULT_BATCHED_INSERTS } from '../activities/batched-inserts';
-import { PromptPartStore } from '../activities/prompt-part-store';
+import { PromptPartStore, type RunPartsReader } from '../activities/prompt-part-store';
 import OpenAI from 'openai';
 import { builtinTools, createActivities, memoryTools, type ActivityDeps } from '../activities/create-activities';
 import { startMcp, type McpLogger, type McpRuntime } from '../activities/mcp';
@@ -34,7 +34,7 @@ export interface AgentWorkerHandle {
   run(): Promise<void>;
   /** Stops polling, waits for in-flight tasks, closes connections. */
   shutdown(): Promise<void>;
-  /** Writes the usage records and prompt parts queued behind their calls now, and resolves once every such write has landed or failed. */
+  /** Writes the usage records queued behind their calls now, and resolves once every such write has landed or failed. */
   writesSettled(): Promise<void>;
 }
 
@@ -51,6 +51,8 @@ export interface AgentWorkerOverrides {
   pricing?: { prices: PriceTable; currency: string };
   /** OpenTelemetry (workers/tracing.ts): adds the interceptors, and bundles the workflows with the workflow-side one. */
   tracing?: Tracing;
+  /** Reads a run's prompt parts when this worker lacks one (default: the run's history); tests inject faults here. */
+  promptPartsReader?: RunPartsReader;
 }
 
 /** Connects every dependency named in the config and creates a worker for the session workflow. */
@@ -95,7 +97,6 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
   await new SessionArchiveRepository(db).ensureIndexes();
   await new MemoryRepository(db).ensureIndexes();
   await new UsageStore(db).ensureIndexes();
-  await new PromptPartStore(db).ensureIndexes();
   let mcp: McpRuntime | undefined;
   if (config.mcp.configPath && !overrides.toolSource) {
     // Connections are made once here and shared by every session this worker runs.
@@ -120,10 +121,10 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     await mongo.close().catch(() => undefined);
     throw err;
   });
-  // Usage records and prompt parts are written behind their calls: a worker that stops waits for them.
-  // Records and parts within MONGODB_WRITE_BATCH_MS of each other share one insert.
+  // Usage records are written behind their calls: a worker that stops waits for them.
+  // Records within MONGODB_WRITE_BATCH_MS of each other share one insert.
   const batching = { ...DEFAULT_BATCHED_INSERTS, delayMs: config.mongodb.writeBatchMs };
-  const stores = { usage: new UsageStore(db, pricing, batching), promptParts: new PromptPartStore(db, undefined, batching) };
+  const stores = { usage: new UsageStore(db, pricing, batching), promptParts: new PromptPartStore(db, undefined, overrides.promptPartsReader) };
   const activities = createActivities({
     db,
     stores,
@@ -173,11 +174,11 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     });
   }
   let running: Promise<void> | null = null;
-  const writesSettled = async (): Promise<void> => void (await Promise.all([stores.usage.settled(), stores.promptParts.settled()]));
+  const writesSettled = (): Promise<void> => stores.usage.settled();
   const close = async () => {
     await connection.close().catch(() => undefined);
     await mcp?.close().catch(() => undefined);
-    // The last calls' usage records (cost, budgets) and prompt parts, before MongoDB closes; not forever.
+    // The last calls' usage records (cost, budgets), before MongoDB closes; not forever.
     let timer: NodeJS.Timeout | undefined;
     const behind = writesSettled();
     await Promise.race([behind, new Promise((resolve) => (timer = setTimeout(resolve, WRITES_BEHIND_WAIT_MS)))]);

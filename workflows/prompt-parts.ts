@@ -6,14 +6,16 @@
  * each `callModel` input, those copies were three quarters of a session's
  * history bytes. Instead, each distinct message or tool definition becomes a
  * part with a short id, written into history once (inline, the first time
- * it is sent) and named by id afterwards. The model activity stores the
- * parts it is given (a worker-side cache and MongoDB) and rebuilds the full
- * prompt from the ids before calling the model.
+ * it is sent) and named by id afterwards. The model activity keeps the
+ * parts it is given in a worker-side cache, reads the run's history for any
+ * it lacks, and rebuilds the full prompt from the ids before calling the
+ * model.
  *
  * Deterministic: ids are assigned in the order the workflow first sends a
  * content, and a part counts as stored only once an activity that carried it
- * completed (its result is in history). A part the store has lost comes back
- * as `PromptPartMissing`; the workflow then sends the whole prompt inline.
+ * completed (its result is in history). A part the activity cannot find
+ * comes back as `PromptPartMissing`; the workflow then sends the whole prompt
+ * inline.
  */
 
 /** What `callModel` receives instead of `messages` and `tools`. */
@@ -68,7 +70,7 @@ export class PromptLedger {
     for (const id of ids) this.stored.add(id);
   }
 
-  /** The store lost a part: the next call sends everything inline again. */
+  /** The activity could not find a part: the next call sends everything inline again. */
   forget(): void {
     this.stored.clear();
   }

@@ -1,13 +1,15 @@
+import type { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { CallModelInput } from '../../activities/activity-types';
 import { PROMPT_PARTS_COLLECTION } from '../../activities/prompt-part-store';
+import { readRunPartsFromHistory } from '../../activities/prompt-parts-in-history';
 import { workflowIdFor } from '../../workflows/messages';
 import { PROMPT_PART_MISSING } from '../../workflows/prompt-parts';
 import { spawnSync } from 'node:child_process';
 import type { ModelPrompt } from '../../client/model-prompts';
 import { scriptCall } from '../support/scripted-steps';
-import { eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+import { sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 
 let env: TestEnv;
 
@@ -67,8 +69,8 @@ function rebuilt(calls: ScheduledCall[], upTo: number): { messages: unknown[]; t
   return { messages: prompt.messages.map((id) => parts[id]), tools: prompt.tools.map((id) => parts[id]) };
 }
 
-async function toolTurn(sessionId: string, text: string): Promise<void> {
-  scriptCall(env.model, sessionId, 'local_calculate', { expression: '6*7' }, 'It is 42.');
+async function toolTurn(sessionId: string, text: string, expression = '6*7'): Promise<void> {
+  scriptCall(env.model, sessionId, 'local_calculate', { expression }, 'It is 42.');
   const { turnId } = await env.agent.send(sessionOptions(sessionId), { text });
   expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'completed', text: 'It is 42.' });
 }
@@ -118,14 +120,91 @@ describe('model calls carry their prompt by reference', () => {
     for (const call of calls.slice(1)) expect(call.bytes).toBeLessThan(firstBytes / 2);
   });
 
-  it('a worker that lost the parts fails the call as PromptPartMissing, and the session sends the whole prompt again', async () => {
+  it('a new worker, holding none of the run\'s parts, reads them from the run\'s history: no failure, no resend, nothing stored', async () => {
+    const sessionId = uniqueId('byref-history');
+    await toolTurn(sessionId, 'what is 6 times 7?');
+    // A new worker knows nothing in memory.
+    await env.worker.shutdown();
+    env.worker = await env.startWorker();
+
+    await toolTurn(sessionId, 'and again, please?');
+    const { calls, failures } = await modelCalls(sessionId);
+    expect(failures).toEqual([]);
+    expect(calls).toHaveLength(4);
+    // Turn 2 named turn 1's parts by id, as on the worker that sent them.
+    expect(Object.keys(calls[2]!.input.prompt!.parts).length).toBeLessThan(calls[2]!.input.prompt!.messages.length + calls[2]!.input.prompt!.tools.length);
+    const requests = env.model.requestsFor(sessionId).map((r) => r.body as { messages: unknown[]; tools?: Array<{ function: unknown }> });
+    expect(requests).toHaveLength(4);
+    for (const i of [2, 3]) {
+      expect(requests[i]!.messages).toEqual(rebuilt(calls, i).messages);
+      expect(requests[i]!.tools?.map((t) => t.function)).toEqual(rebuilt(calls, i).tools);
+    }
+    // A step writes no prompt part to the database.
+    await env.worker.writesSettled();
+    expect(await env.db.collection(PROMPT_PARTS_COLLECTION).countDocuments({ workflowId: workflowIdFor(sessionId) })).toBe(0);
+  });
+
+  it('a history read goes back only as far as the parts it lacks, newest events first', async () => {
+    const sessionId = uniqueId('byref-reverse');
+    // Each turn a new calculation, so the last call carries parts of its own (the tool call and its result).
+    await toolTurn(sessionId, 'what is 6 times 7?', '6*7');
+    await toolTurn(sessionId, 'and 6 times 8?', '6*8');
+    await toolTurn(sessionId, 'and 6 times 9?', '6*9');
+    const workflowId = workflowIdFor(sessionId);
+    const { runId } = await env.client.workflow.getHandle(workflowId).describe();
+    const { calls } = await modelCalls(sessionId);
+    const { events } = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    const total = (events ?? []).length;
+    let pages = 0;
+    let eventsRead = 0;
+    const counting = {
+      options: env.client.options,
+      workflowService: {
+        getWorkflowExecutionHistoryReverse: async (request: Parameters<Client['workflowService']['getWorkflowExecutionHistoryReverse']>[0]) => {
+          pages += 1;
+          const page = await env.client.workflowService.getWorkflowExecutionHistoryReverse(request);
+          eventsRead += page.history?.events?.length ?? 0;
+          return page;
+        },
+      },
+    } as unknown as Client;
+    const read = async (ids: string[]) => {
+      pages = 0;
+      eventsRead = 0;
+      return readRunPartsFromHistory(counting, { workflowId, runId }, new Set(ids));
+    };
+    const inlineIn = (i: number) => Object.keys(calls[i]!.input.prompt!.parts);
+    const bodyOf = (i: number, id: string) => JSON.stringify(calls[i]!.input.prompt!.parts[id]);
+    // The last call's parts, which a worker lacks when the step before ran elsewhere: one small page.
+    expect(inlineIn(calls.length - 1).length).toBeGreaterThan(0);
+    const lastId = inlineIn(calls.length - 1)[0]!;
+    const recent = await read([lastId]);
+    expect(recent.get(lastId)).toBe(bodyOf(calls.length - 1, lastId));
+    expect(pages).toBe(1);
+    expect(eventsRead).toBeLessThan(total / 3);
+    // The first call's parts (the system message, the tool schemas), which a worker that just started lacks:
+    // back to the run's first call, with every part on the way.
+    const all = await read(inlineIn(0));
+    expect(pages).toBeGreaterThan(1);
+    calls.forEach((call, i) => {
+      for (const id of Object.keys(call.input.prompt!.parts)) expect(all.get(id)).toBe(bodyOf(i, id));
+    });
+    // An id no call carried: the whole history is read, and it is not there.
+    const none = await read(['p999']);
+    expect(none.has('p999')).toBe(false);
+    expect(eventsRead).toBe(total);
+  });
+
+  it('a worker that cannot read the run\'s history fails the call as PromptPartMissing, and the session sends the whole prompt again', async () => {
     const sessionId = uniqueId('byref-lost');
     await toolTurn(sessionId, 'what is 6 times 7?');
-    // A new worker knows nothing in memory; the stored parts are gone too.
+    // A fault injector: the new worker's history reads fail.
     await env.worker.shutdown();
-    const removed = await env.db.collection(PROMPT_PARTS_COLLECTION).deleteMany({ workflowId: workflowIdFor(sessionId) });
-    expect(removed.deletedCount).toBeGreaterThan(0);
-    env.worker = await env.startWorker();
+    env.worker = await env.startWorker(undefined, {
+      promptPartsReader: async () => {
+        throw new Error('injected: history unreadable');
+      },
+    });
 
     await toolTurn(sessionId, 'and again, please?');
     const { calls, failures } = await modelCalls(sessionId);
@@ -137,14 +216,14 @@ describe('model calls carry their prompt by reference', () => {
     const requests = env.model.requestsFor(sessionId);
     expect(requests).toHaveLength(4);
     expect((requests[2]!.body as { messages: unknown[] }).messages).toEqual(rebuilt(calls, 3).messages);
+    // The worker after it reads history again.
+    await env.worker.shutdown();
+    env.worker = await env.startWorker();
   });
 
-  it('npm run prompt prints each prompt whole, rebuilt from the history alone, after the stored parts are gone', async () => {
+  it('npm run prompt prints each prompt whole, rebuilt from the history alone', async () => {
     const sessionId = uniqueId('byref-show');
     await toolTurn(sessionId, 'what is 6 times 7?');
-    // Parts are written behind their calls: a batch still queued would land after the deletion.
-    await env.worker.writesSettled();
-    await env.db.collection(PROMPT_PARTS_COLLECTION).deleteMany({ workflowId: workflowIdFor(sessionId) });
     const run = spawnSync(process.execPath, [require.resolve('tsx/cli'), 'scripts/show-prompt.ts', sessionId, '--json'], {
       cwd: process.cwd(),
       env: { ...process.env, TEMPORAL_TASK_QUEUE: env.taskQueue },
@@ -163,15 +242,16 @@ describe('model calls carry their prompt by reference', () => {
     expect(prompts.map((p) => p.tools)).toEqual(requests.map((r) => r.tools?.map((t) => t.function)));
   });
 
-  it('archiving a session deletes its stored parts', async () => {
-    const sessionId = uniqueId('byref-archive');
-    await toolTurn(sessionId, 'what is 6 times 7?');
+  it('the maintenance sweep deletes the parts an earlier version stored, once a day old', async () => {
     const parts = env.db.collection(PROMPT_PARTS_COLLECTION);
-    await env.worker.writesSettled();
-    expect(await parts.countDocuments({ workflowId: workflowIdFor(sessionId) })).toBeGreaterThan(0);
-    await env.agent.end(sessionId);
-    await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
-    // Deleted behind the archive's save.
-    await eventually(async () => (await parts.countDocuments({ workflowId: workflowIdFor(sessionId) })) === 0 || undefined, 'the parts to be deleted');
+    const workflowId = workflowIdFor(uniqueId('byref-legacy'));
+    const hour = 60 * 60 * 1000;
+    // As a worker of an earlier version left them: one document per part, keyed by run.
+    await parts.insertMany([
+      { _id: 'run-old/p1' as never, workflowId, runId: 'run-old', body: '{"role":"user","content":"hi"}', createdAt: new Date(Date.now() - 30 * hour) },
+      { _id: 'run-new/p1' as never, workflowId, runId: 'run-new', body: '{"role":"user","content":"hi"}', createdAt: new Date(Date.now() - hour) },
+    ]);
+    await env.client.workflow.execute('maintenanceSweep', { taskQueue: env.taskQueue, workflowId: uniqueId('sweep'), args: [] });
+    expect((await parts.find({ workflowId }).toArray()).map((d) => d.runId)).toEqual(['run-new']);
   });
 });

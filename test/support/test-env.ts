@@ -6,7 +6,7 @@ import { AgentClient, type SessionEvent } from '../../client';
 import { ScriptedModelServer, type ScriptedModelServerOptions } from '../../scripted-model';
 import type { McpLogger } from '../../activities/mcp';
 import type { NativeTool } from '../../activities/tools/native-tool';
-import { createAgentWorker, type AgentWorkerHandle } from '../../workers/agent-worker';
+import { createAgentWorker, type AgentWorkerHandle, type AgentWorkerOverrides } from '../../workers/agent-worker';
 import { loadConfig, type RuntimeConfig } from '../../workers/config';
 import { temporalTransportOptions } from '../../workers/temporal-connection-options';
 import { prometheusTelemetry } from '../../workers/telemetry';
@@ -40,8 +40,8 @@ export interface TestEnv {
   /** The worker process's Prometheus endpoint (Temporal's metrics and ours; filter by `taskQueue`). */
   metricsUrl: string;
   worker: AgentWorkerHandle;
-  /** Starts another worker on the same task queue (after a crash, say). */
-  startWorker(extraTools?: NativeTool[]): Promise<AgentWorkerHandle>;
+  /** Starts another worker on the same task queue (after a crash, say); `overrides` inject faults into it. */
+  startWorker(extraTools?: NativeTool[], overrides?: Pick<AgentWorkerOverrides, 'promptPartsReader'>): Promise<AgentWorkerHandle>;
   close(): Promise<void>;
 }
 
@@ -91,8 +91,8 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
   const mongo = await new MongoClient(config.mongodb.uri).connect();
   const db = mongo.db(config.mongodb.database);
   const workers: AgentWorkerHandle[] = [];
-  const startWorker = async (extraTools = options.extraTools) => {
-    const handle = await createAgentWorker(config, { workflowBundlePath: options.bundleAtStart ? undefined : process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger, ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}), ...(options.tracing ? { tracing: options.tracing } : {}), ...(options.pricing ? { pricing: options.pricing } : {}), ...(options.budgets ? { budgets: options.budgets } : {}) });
+  const startWorker = async (extraTools = options.extraTools, overrides: Pick<AgentWorkerOverrides, 'promptPartsReader'> = {}) => {
+    const handle = await createAgentWorker(config, { ...overrides, workflowBundlePath: options.bundleAtStart ? undefined : process.env.WORKFLOW_BUNDLE_PATH, extraTools, mcpLogger: options.mcpLogger, ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}), ...(options.tracing ? { tracing: options.tracing } : {}), ...(options.pricing ? { pricing: options.pricing } : {}), ...(options.budgets ? { budgets: options.budgets } : {}) });
     void handle.run();
     workers.push(handle);
     return handle;
