@@ -1,4 +1,5 @@
-import type { PromptPartStore } from './prompt-part-store';
+import { log } from '@temporalio/activity';
+import type { LegacyPromptParts } from './legacy-prompt-parts';
 import type { ArchivedEventsPage, ArchivedSession, ReadArchivedEventsInput, SaveArchiveInput, SessionArchiveRepository } from './session-archive';
 
 /** Headers written before the split whose content one maintenance sweep moves out (about 0.1 s each on FerretDB). */
@@ -6,7 +7,7 @@ const INLINE_MOVES_PER_SWEEP = 200;
 /** Prompt parts an earlier version stored serve only its own workers, during an upgrade: kept a day. */
 const LEGACY_PARTS_KEPT_MS = 24 * 60 * 60 * 1000;
 
-export function createArchiveActivities(repo: SessionArchiveRepository, legacyParts?: PromptPartStore) {
+export function createArchiveActivities(repo: SessionArchiveRepository, legacyParts?: LegacyPromptParts) {
   return {
     async loadArchive(input: { sessionId: string }): Promise<ArchivedSession | null> {
       return repo.load(input.sessionId);
@@ -25,7 +26,13 @@ export function createArchiveActivities(repo: SessionArchiveRepository, legacyPa
       const now = input.now ? new Date(input.now) : new Date();
       const { expired } = await repo.expire(now);
       const moved = await repo.moveInlineContent(INLINE_MOVES_PER_SWEEP);
-      const promptParts = legacyParts ? await legacyParts.deleteStoredBefore(new Date(now.getTime() - LEGACY_PARTS_KEPT_MS)) : 0;
+      // Best effort: a failure here must not stop the sweep (the maintenance workflow expires memories next).
+      const promptParts = legacyParts
+        ? await legacyParts.deleteStoredBefore(new Date(now.getTime() - LEGACY_PARTS_KEPT_MS)).catch((err: unknown) => {
+            log.warn('could not delete the prompt parts earlier versions stored', { error: err instanceof Error ? err.message : String(err) });
+            return 0;
+          })
+        : 0;
       return { expired, moved, promptParts };
     },
   };

@@ -12,7 +12,8 @@ import { defaultMemoryConfig, type MemoryConfig } from './memory/memory-config';
 import { MemoryRepository } from './memory/memory-repository';
 import type { RecallCache } from './memory/recall-cache';
 import { createModelActivities } from './model-activities';
-import { PromptPartStore } from './prompt-part-store';
+import { LegacyPromptParts } from './legacy-prompt-parts';
+import { PromptPartResolver } from './prompt-part-resolver';
 import { SecretRedactor } from './secret-redactor';
 import { SessionArchiveRepository } from './session-archive';
 import { createSearchAttributeActivities } from './search-attribute-activities';
@@ -31,7 +32,7 @@ export interface ActivityDeps {
   openai: OpenAI;
   model: { name: string };
   /** The stores that write behind their calls, when the worker must wait for them at shutdown. */
-  stores?: { usage: UsageStore; promptParts: PromptPartStore };
+  stores?: { usage: UsageStore; promptParts: PromptPartResolver };
   /** Prices per million tokens by model (MODEL_PRICES), for usage and cost. */
   pricing?: { prices: PriceTable; currency: string };
   /** Daily token and cost budgets per tenant and user (BUDGETS). */
@@ -77,12 +78,12 @@ export function createActivities(deps: ActivityDeps): SessionActivities & Memory
   const tools =
     deps.toolSource ??
     staticToolSource([...builtinTools(deps.db), ...memoryTools(deps.db, memory), ...(deps.extraTools ?? [])], deps.limits.toolTimeoutMs);
-  const { usage, promptParts } = deps.stores ?? { usage: new UsageStore(deps.db, deps.pricing), promptParts: new PromptPartStore(deps.db) };
+  const { usage, promptParts } = deps.stores ?? { usage: new UsageStore(deps.db, deps.pricing), promptParts: new PromptPartResolver() };
   return new SecretRedactor(deps.secrets ?? []).activities({
     ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name, usage, promptParts }),
     ...createUsageActivities(usage, deps.budgets, deps.pricing, deps.model.name),
     ...createSummarizeActivity({ openai: deps.openai, usage, model: deps.model.name }),
-    ...createArchiveActivities(new SessionArchiveRepository(deps.db), promptParts),
+    ...createArchiveActivities(new SessionArchiveRepository(deps.db), new LegacyPromptParts(deps.db)),
     ...createSearchAttributeActivities(),
     ...createMemoryActivities({ db: deps.db, openai: deps.openai, usage, modelName: deps.model.name, ...memory }),
     ...createPromptActivities(() => deps.mcpPrompts),

@@ -8,7 +8,7 @@ import type { CallModelInput, CallModelResult } from './activity-types';
 import { measuredModelCall, ModelPurpose, type ModelCallDeps, type ModelUsage } from './model-call';
 import { boundToolCalls } from './model-output-bounds';
 import { StreamedToolCalls } from './streamed-tool-calls';
-import type { PromptPartStore } from './prompt-part-store';
+import type { PromptPartResolver } from './prompt-part-resolver';
 import { PROMPT_PART_MISSING } from '../workflows/prompt-parts';
 
 export interface ModelActivityDeps extends ModelCallDeps {
@@ -16,7 +16,7 @@ export interface ModelActivityDeps extends ModelCallDeps {
   /** How often deltas are flushed to the session's event stream. */
   deltaBatchMs?: number;
   /** Resolves prompt parts sent by reference (this worker's memory, then the run's history); a call by reference fails without it. */
-  promptParts?: PromptPartStore;
+  promptParts?: PromptPartResolver;
 }
 
 /** No heartbeat before this: a quick model call then costs the server no heartbeat write. */

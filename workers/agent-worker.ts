@@ -1,7 +1,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { DEFAULT_BATCHED_INSERTS } from '../activities/batched-inserts';
-import { PromptPartStore, type RunPartsReader } from '../activities/prompt-part-store';
+import { PromptPartResolver, type RunPartsReader } from '../activities/prompt-part-resolver';
 import OpenAI from 'openai';
 import { builtinTools, createActivities, memoryTools, type ActivityDeps } from '../activities/create-activities';
 import { startMcp, type McpLogger, type McpRuntime } from '../activities/mcp';
@@ -124,7 +124,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
   // Usage records are written behind their calls: a worker that stops waits for them.
   // Records within MONGODB_WRITE_BATCH_MS of each other share one insert.
   const batching = { ...DEFAULT_BATCHED_INSERTS, delayMs: config.mongodb.writeBatchMs };
-  const stores = { usage: new UsageStore(db, pricing, batching), promptParts: new PromptPartStore(db, undefined, overrides.promptPartsReader) };
+  const stores = { usage: new UsageStore(db, pricing, batching), promptParts: new PromptPartResolver({ readRun: overrides.promptPartsReader }) };
   const activities = createActivities({
     db,
     stores,

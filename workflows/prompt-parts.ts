@@ -12,7 +12,7 @@
  * model.
  *
  * Deterministic: ids are assigned in the order the workflow first sends a
- * content, and a part counts as stored only once an activity that carried it
+ * content, and a part counts as sent only once an activity that carried it
  * completed (its result is in history). A part the activity cannot find
  * comes back as `PromptPartMissing`; the workflow then sends the whole prompt
  * inline.
@@ -24,11 +24,35 @@ export interface PromptByRef {
   messages: string[];
   /** The offered tools, in order, by part id. */
   tools: string[];
-  /** Parts this input carries, by id: the ones not known to be stored. The JSON text of each is exactly what was sent. */
+  /** Parts this input carries, by id: the ones no completed call of the run carried. The JSON text of each is exactly what was sent. */
   parts: Record<string, unknown>;
 }
 
-/** Failure type of a `callModel` that was given an id its store does not hold. */
+/**
+ * A short digest of a part's JSON text (FNV-1a, 24 bits, hex), the suffix of
+ * its id (`p12.3fa9c1`). An id then names one content only: should the
+ * workflow come to build a different text for the same position (a reset run
+ * replayed by code that words a message differently, or orders its parts
+ * differently), the id differs too, and the activity, which finds no part
+ * under the new id in the run's history, fails the call instead of sending
+ * the old text under it. Runs from before the suffix have ids without one.
+ */
+export function contentTag(json: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < json.length; i++) {
+    hash ^= json.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return ((hash >>> 8) & 0xffffff).toString(16).padStart(6, '0');
+}
+
+/** The content tag an id carries (`p12.3fa9c1`), or undefined for an id from before tags. */
+export function tagOfId(id: string): string | undefined {
+  const dot = id.lastIndexOf('.');
+  return dot < 0 ? undefined : id.slice(dot + 1);
+}
+
+/** Failure type of a `callModel` given an id whose part the activity cannot find (or whose text does not match its tag). */
 export const PROMPT_PART_MISSING = 'PromptPartMissing';
 
 /**
@@ -37,7 +61,7 @@ export const PROMPT_PART_MISSING = 'PromptPartMissing';
  */
 export const MODEL_PROMPT_BY_REF = 'model-prompt-by-ref';
 
-/** Part ids and what the store holds, for one run (a new run starts with nothing stored). */
+/** Part ids and which of them a completed call carried, for one run (a new run starts with none). */
 export class PromptLedger {
   private readonly ids = new Map<string, string>();
   private readonly stored = new Set<string>();
@@ -53,7 +77,7 @@ export class PromptLedger {
       const json = JSON.stringify(value) ?? 'null';
       let id = this.ids.get(json);
       if (id === undefined) {
-        id = `p${this.next++}`;
+        id = `p${this.next++}.${contentTag(json)}`;
         this.ids.set(json, id);
       }
       if (!this.stored.has(id) && !(id in parts)) {
@@ -65,7 +89,7 @@ export class PromptLedger {
     return { prompt: { messages: messages.map(refer), tools: tools.map(refer), parts }, inline };
   }
 
-  /** A call that carried these parts completed: the store holds them. */
+  /** A call that carried these parts completed: its input, in history, holds them. */
   confirm(ids: readonly string[]): void {
     for (const id of ids) this.stored.add(id);
   }

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { CallModelInput } from '../../activities/activity-types';
-import { PROMPT_PARTS_COLLECTION } from '../../activities/prompt-part-store';
+import { PROMPT_PARTS_COLLECTION } from '../../activities/legacy-prompt-parts';
 import { readRunPartsFromHistory } from '../../activities/prompt-parts-in-history';
 import { workflowIdFor } from '../../workflows/messages';
 import { PROMPT_PART_MISSING } from '../../workflows/prompt-parts';

@@ -1,29 +1,27 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Db } from 'mongodb';
 import type { ChatMessage } from '../workflows/chat-message';
-import { PROMPT_PART_MISSING, type PromptByRef } from '../workflows/prompt-parts';
+import { PROMPT_PART_MISSING, contentTag, tagOfId, type PromptByRef } from '../workflows/prompt-parts';
 import type { ModelToolDefinition } from './activity-types';
 import { readRunPartsFromHistory, type PartOwner, type RunPartsReader } from './prompt-parts-in-history';
 
 export type { PartOwner, RunPartsReader } from './prompt-parts-in-history';
 
-/** Where workers of earlier versions stored parts; this version only deletes them (the maintenance sweep). */
-export const PROMPT_PARTS_COLLECTION = 'prompt_parts';
-
-interface PartDoc {
-  /** `<runId>/<part id>`: part ids are per run. */
-  _id: string;
-  workflowId: string;
-  runId: string;
-  /** The part's JSON text. */
-  body: string;
-  createdAt: Date;
-}
-
 const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+/** A history read that takes longer fails the call as PromptPartMissing: sending the prompt whole is cheaper than waiting. */
+const DEFAULT_READ_BUDGET_MS = 10_000;
+
 /** The run's history, read through the activity's client (the worker's connection and data converter). */
 const fromActivityHistory: RunPartsReader = (owner, wanted) => readRunPartsFromHistory(Context.current().client, owner, wanted);
+
+export interface PromptPartResolverOptions {
+  /** Bytes of part text kept in memory, least recently used out first (default 64 MB). */
+  cacheBytes?: number;
+  /** Reads a run's parts when this worker lacks one; the run's history by default (tests inject faults here). */
+  readRun?: RunPartsReader;
+  /** How long a read may take before the call fails as PromptPartMissing (default 10 s). */
+  readBudgetMs?: number;
+}
 
 /**
  * The model activity's side of prompts by reference. Parts a call carries
@@ -35,34 +33,35 @@ const fromActivityHistory: RunPartsReader = (owner, wanted) => readRunPartsFromH
  * Nothing is written anywhere: a step costs no database write for its
  * prompt.
  */
-export class PromptPartStore {
+export class PromptPartResolver {
   private readonly cache = new Map<string, string>();
   private cachedBytes = 0;
+  private readonly cacheBytes: number;
+  private readonly readRun: RunPartsReader;
+  private readonly readBudgetMs: number;
 
-  constructor(
-    private readonly db: Db,
-    private readonly cacheBytes = DEFAULT_CACHE_BYTES,
-    /** Reads a run's parts when this worker lacks one; the run's history by default. */
-    private readonly readRun: RunPartsReader = fromActivityHistory,
-  ) {}
-
-  private get collection() {
-    return this.db.collection<PartDoc>(PROMPT_PARTS_COLLECTION);
+  constructor(options: PromptPartResolverOptions = {}) {
+    this.cacheBytes = options.cacheBytes ?? DEFAULT_CACHE_BYTES;
+    this.readRun = options.readRun ?? fromActivityHistory;
+    this.readBudgetMs = options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS;
   }
 
   /**
    * The prompt the workflow meant: its messages and tools rebuilt from the
    * inline parts and the ones this worker holds or reads from the run's
    * history. A part still not found (an input naming an id no call of the
-   * run carried, or a history that could not be read) fails the call with
-   * `PromptPartMissing` (not retryable), which makes the workflow send the
-   * whole prompt inline: one extra attempt, never a wrong prompt.
+   * run carried, a history that could not be read in time) fails the call
+   * with `PromptPartMissing` (not retryable), which makes the workflow send
+   * the whole prompt inline: one extra attempt. A part read from history
+   * whose text does not match its id's content tag counts as not found, so
+   * an id never brings back another text than the one it was made for.
    */
   async resolve(owner: PartOwner, prompt: PromptByRef): Promise<{ messages: ChatMessage[]; tools: ModelToolDefinition[] }> {
     const key = (id: string) => `${owner.runId}/${id}`;
     const bodies = new Map<string, string>();
-    for (const [id, value] of Object.entries(prompt.parts)) {
+    for (const [id, value] of Object.entries(prompt.parts ?? {})) {
       const body = JSON.stringify(value);
+      if (body === undefined) continue;
       bodies.set(id, body);
       this.remember(key(id), body);
     }
@@ -74,20 +73,12 @@ export class PromptPartStore {
       else bodies.set(id, body);
     }
     if (missing.length > 0) {
-      let read: Map<string, string>;
-      try {
-        read = await this.readRun(owner, new Set(missing));
-      } catch (err) {
-        throw ApplicationFailure.nonRetryable(
-          `The prompt names ${missing.length} part(s) this worker does not hold, and the run's history could not be read (${briefly(err)}); the session sends the whole prompt again.`,
-          PROMPT_PART_MISSING,
-        );
-      }
-      // Every part read goes to the cache: the run's next steps will name them too.
-      for (const [id, body] of read) if (!bodies.has(id)) this.remember(key(id), body);
-      for (const id of missing) {
-        const body = read.get(id);
-        if (body !== undefined) bodies.set(id, body);
+      const read = await this.readInTime(owner, new Set(missing), missing.length);
+      // Every part read goes to the cache (the run's next steps will name them too), unless its text is not the one its id stands for.
+      for (const [id, body] of read) {
+        if (!matchesTag(id, body)) continue;
+        if (!bodies.has(id)) this.remember(key(id), body);
+        if (missing.includes(id)) bodies.set(id, body);
       }
       missing = missing.filter((id) => !bodies.has(id));
     }
@@ -104,15 +95,25 @@ export class PromptPartStore {
     };
   }
 
-  /**
-   * Deletes the parts workers of earlier versions stored before `before`.
-   * This version stores none and reads none from the database: those parts
-   * serve only an earlier worker still running a session's run during an
-   * upgrade, so the maintenance sweep deletes them once they are a day old.
-   */
-  async deleteStoredBefore(before: Date): Promise<number> {
-    const { deletedCount } = await this.collection.deleteMany({ createdAt: { $lt: before } });
-    return deletedCount;
+  /** The run's parts as the reader finds them, or PromptPartMissing when it fails or takes longer than the budget. */
+  private async readInTime(owner: PartOwner, wanted: ReadonlySet<string>, count: number): Promise<Map<string, string>> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${this.readBudgetMs} ms`)), this.readBudgetMs);
+    });
+    const reading = this.readRun(owner, wanted);
+    // A read given up on may still fail later: that is not an unhandled rejection.
+    reading.catch(() => undefined);
+    try {
+      return await Promise.race([reading, late]);
+    } catch (err) {
+      throw ApplicationFailure.nonRetryable(
+        `The prompt names ${count} part(s) this worker does not hold, and the run's history could not be read (${briefly(err)}); the session sends the whole prompt again.`,
+        PROMPT_PART_MISSING,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private remember(key: string, body: string): void {
@@ -138,6 +139,12 @@ export class PromptPartStore {
     }
     return body;
   }
+}
+
+/** Whether a part's text is the one its id was made for (ids from before content tags match any text). */
+function matchesTag(id: string, body: string): boolean {
+  const tag = tagOfId(id);
+  return tag === undefined || tag === contentTag(body);
 }
 
 /** A failure's message, short, for the call's error (a history read's errors name the server, never credentials). */

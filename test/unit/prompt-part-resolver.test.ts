@@ -1,23 +1,12 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { PROMPT_PARTS_COLLECTION, PromptPartStore, type PartOwner, type RunPartsReader } from '../../activities/prompt-part-store';
-import { PROMPT_PART_MISSING } from '../../workflows/prompt-parts';
-import { useMonitoredDb } from '../support/monitored-db';
+import { PromptPartResolver, type PartOwner, type RunPartsReader } from '../../activities/prompt-part-resolver';
+import { PROMPT_PART_MISSING, contentTag } from '../../workflows/prompt-parts';
 
 /*
- * The model activity's prompt parts on the real MongoDB-compatible server:
- * resolving a prompt writes and reads nothing there (parts a worker lacks
- * come from the run's history, through the reader given here), and the parts
- * earlier versions stored are deleted once old enough.
+ * The model activity's prompt parts, resolved: inline parts, this worker's
+ * memory, then the run's history (here a reader standing in for it; the real
+ * one runs against the dev server in test/integration/prompt-by-ref.test.ts).
  */
-
-const m = useMonitoredDb('parts', ['delete', 'insert', 'find']);
-
-/** A part as a worker before parts were read from history stored it. */
-async function storeLegacyPart(workflowId: string, runId: string, text: string, createdAt = new Date()): Promise<void> {
-  await m.db.collection(PROMPT_PARTS_COLLECTION).insertOne({ _id: `${runId}/p1` as never, workflowId, runId, body: JSON.stringify({ role: 'user', content: text }), createdAt });
-}
-
-const stored = async (workflowId: string) => (await m.db.collection<{ runId: string }>(PROMPT_PARTS_COLLECTION).find({ workflowId }).toArray()).map((d) => d.runId).sort();
 
 /** A reader standing in for the run's history: the parts given, and how often it was read. */
 function historyOf(parts: Record<string, unknown>): { read: RunPartsReader; reads: PartOwner[]; wanted: string[][] } {
@@ -49,22 +38,20 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
 }
 
 describe('resolving a prompt by reference', () => {
-  it('uses the inline parts and this worker\'s memory, and touches neither the database nor the history', async () => {
+  it('uses the inline parts and this worker\'s memory, without reading the history', async () => {
     const history = historyOf({});
-    const store = new PromptPartStore(m.db, undefined, history.read);
-    const before = m.commands.length;
+    const store = new PromptPartResolver({ readRun: history.read });
     const first = await store.resolve(run, { messages: ['p1', 'p2'], tools: ['p3'], parts: { p1: system, p2: user, p3: tool } });
     expect(first).toEqual({ messages: [system, user], tools: [tool] });
     const next = await store.resolve(run, { messages: ['p1', 'p2', 'p4'], tools: ['p3'], parts: { p4: { role: 'assistant', content: '42' } } });
     expect(next.messages).toEqual([system, user, { role: 'assistant', content: '42' }]);
     expect(next.tools).toEqual([tool]);
     expect(history.reads).toEqual([]);
-    expect(m.commands.length).toBe(before);
   });
 
   it('reads the run\'s history for the parts this worker lacks, and keeps every part it read from then on', async () => {
     const history = historyOf({ p1: system, p2: user, p3: tool, p4: { role: 'assistant', content: 'earlier' } });
-    const store = new PromptPartStore(m.db, undefined, history.read);
+    const store = new PromptPartResolver({ readRun: history.read });
     const resolved = await store.resolve(run, { messages: ['p1', 'p2'], tools: ['p3'], parts: { p2: user } });
     expect(resolved).toEqual({ messages: [system, user], tools: [tool] });
     expect(history.reads).toEqual([run]);
@@ -81,7 +68,7 @@ describe('resolving a prompt by reference', () => {
   });
 
   it('fails as PromptPartMissing, not retryable, naming the ids that no call of the run carried', async () => {
-    const store = new PromptPartStore(m.db, undefined, historyOf({ p1: system }).read);
+    const store = new PromptPartResolver({ readRun: historyOf({ p1: system }).read });
     const failure = await failureOf(store.resolve(run, { messages: ['p1', 'p7', 'p9'], tools: [], parts: {} }));
     expect(failure.type).toBe(PROMPT_PART_MISSING);
     expect(failure.nonRetryable).toBe(true);
@@ -89,27 +76,38 @@ describe('resolving a prompt by reference', () => {
   });
 
   it('fails as PromptPartMissing, not retryable, saying why, when the history cannot be read', async () => {
-    const store = new PromptPartStore(m.db, undefined, async () => {
-      throw new Error('14 UNAVAILABLE: history service unreachable');
+    const store = new PromptPartResolver({
+      readRun: async () => {
+        throw new Error('14 UNAVAILABLE: history service unreachable');
+      },
     });
     const failure = await failureOf(store.resolve(run, { messages: ['p1'], tools: [], parts: {} }));
     expect(failure.type).toBe(PROMPT_PART_MISSING);
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toContain("the run's history could not be read (14 UNAVAILABLE: history service unreachable)");
   });
-});
 
-describe('parts stored by earlier versions', () => {
-  it('are deleted once older than the given time, whatever their session; newer ones are kept', async () => {
-    const store = new PromptPartStore(m.db);
-    const hour = 60 * 60 * 1000;
-    await storeLegacyPart('wf-a', 'wf-a-run1', 'two days old', new Date(Date.now() - 48 * hour));
-    await storeLegacyPart('wf-b', 'wf-b-run1', 'a day and an hour old', new Date(Date.now() - 25 * hour));
-    await storeLegacyPart('wf-c', 'wf-c-run1', 'an hour old', new Date(Date.now() - hour));
-    expect(await store.deleteStoredBefore(new Date(Date.now() - 24 * hour))).toBe(2);
-    expect(await stored('wf-a')).toEqual([]);
-    expect(await stored('wf-b')).toEqual([]);
-    expect(await stored('wf-c')).toEqual(['wf-c-run1']);
-    expect(await store.deleteStoredBefore(new Date(Date.now() - 24 * hour))).toBe(0);
+  it('takes from history only a text that matches the content tag in its id; another text under that id counts as not found', async () => {
+    const tagged = (n: number, value: unknown) => `p${n}.${contentTag(JSON.stringify(value))}`;
+    const systemId = tagged(1, system);
+    // What a reset run's prefix could hold under an id the current code makes for another text.
+    const reworded = { role: 'system', content: 'You are terse.' };
+    const staleId = `p2.${contentTag(JSON.stringify(user))}`;
+    const history = historyOf({ [systemId]: system, [staleId]: reworded });
+    const store = new PromptPartResolver({ readRun: history.read });
+    expect(await store.resolve(run, { messages: [systemId], tools: [], parts: {} })).toEqual({ messages: [system], tools: [] });
+    const failure = await failureOf(store.resolve(run, { messages: [systemId, staleId], tools: [], parts: {} }));
+    expect(failure.type).toBe(PROMPT_PART_MISSING);
+    expect(failure.message).toContain(staleId);
+  });
+
+  it('gives up on a history read that takes longer than its budget, as PromptPartMissing', async () => {
+    const store = new PromptPartResolver({ readRun: () => new Promise(() => undefined), readBudgetMs: 200 });
+    const started = performance.now();
+    const failure = await failureOf(store.resolve(run, { messages: ['p1'], tools: [], parts: {} }));
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(failure.type).toBe(PROMPT_PART_MISSING);
+    expect(failure.message).toContain('no answer within 200 ms');
   });
 });
+
