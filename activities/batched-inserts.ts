@@ -45,8 +45,7 @@ function failedIndexes(err: unknown): Set<number> | undefined {
 /**
  * Items that wait up to `delayMs` for others and are then handed to `write`
  * together; a batch whose items' sizes reach `maxSize` goes at once. The
- * queue behind both the batched inserts here and the batched deletions of
- * archived sessions' prompt parts.
+ * queue behind the batched inserts here.
  */
 export class BatchQueue<T> {
   private open: T[] = [];

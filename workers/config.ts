@@ -39,10 +39,10 @@ export const RuntimeConfig = z.object({
      */
     serverSelectionTimeoutMs: z.number().int().positive().default(3_000),
     /**
-     * How long a usage record or prompt part written behind its model call
-     * waits for others to share its insert (activities/batched-inserts.ts); 0
-     * writes each on its own. At most 150: a step that moves to another
-     * worker looks its parts up for 200 ms before resending its prompt whole.
+     * How long a usage record written behind its model call waits for others
+     * to share its insert (activities/batched-inserts.ts); 0 writes each on
+     * its own. At most 150: a worker killed within the delay loses the
+     * records still waiting.
      */
     writeBatchMs: z.number().int().min(0).max(150).default(50),
   }),

@@ -112,7 +112,7 @@ export interface TurnContext {
   onToolCall(record: ToolCallOutcome): void;
   /** Tools as this session pinned them (hash and text), updated on re-approval. */
   toolHashes: ToolPins;
-  /** The run's prompt parts: model calls send what the worker's store does not hold yet, and ids for the rest. */
+  /** The run's prompt parts: model calls send inline what no completed call of the run carried yet, and ids for the rest. */
   prompts: PromptLedger;
   /** The catalog the run last read for an allow-list (its JSON as the key). */
   catalogs: { held(allow: string): ToolCatalog | undefined; hold(allow: string, catalog: ToolCatalog): void };
@@ -199,8 +199,9 @@ const isPartMissing = (err: unknown): boolean =>
 
 /**
  * Schedules one model call: with the prompt by reference once the patch is
- * in (parts the store holds go as ids), or whole for runs from before it. A
- * store that lost a part fails the call at once; it is then sent again whole.
+ * in (parts an earlier completed call of the run carried go as ids), or whole
+ * for runs from before it. A part the activity cannot find fails the call at
+ * once; it is then sent again whole.
  */
 async function callModelFor(ctx: TurnContext, step: number, tools: CallModelInput['tools']): Promise<CallModelResult> {
   const { options, turnId, sessionId } = ctx;

@@ -2,7 +2,7 @@ import { BatchedInserts, type BatchedInsertOptions } from '../../activities/batc
 import { useMonitoredDb } from '../support/monitored-db';
 
 /*
- * Writes behind model calls (usage records, prompt parts), a batch at a time,
+ * Writes behind model calls (usage records), a batch at a time,
  * on the real MongoDB-compatible server: what arrives within the delay shares
  * one insert, and nothing is lost or written twice.
  */
