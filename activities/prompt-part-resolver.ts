@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage } from '../workflows/chat-message';
-import { PROMPT_PART_MISSING, contentTag, tagOfId, type PromptByRef } from '../workflows/prompt-parts';
+import { PROMPT_PART_MISSING, contentTag, promptDigest, type PromptByRef } from '../workflows/prompt-parts';
 import type { ModelToolDefinition } from './activity-types';
 import { readRunPartsFromHistory, type PartOwner, type RunPartsReader } from './prompt-parts-in-history';
 
@@ -34,7 +34,8 @@ export interface PromptPartResolverOptions {
  * prompt.
  */
 export class PromptPartResolver {
-  private readonly cache = new Map<string, string>();
+  /** Part texts by `<runId>/<id>`, least recently used first, each with its `contentTag` once computed. */
+  private readonly cache = new Map<string, Part>();
   private cachedBytes = 0;
   private readonly cacheBytes: number;
   private readonly readRun: RunPartsReader;
@@ -52,33 +53,33 @@ export class PromptPartResolver {
    * history. A part still not found (an input naming an id no call of the
    * run carried, a history that could not be read in time) fails the call
    * with `PromptPartMissing` (not retryable), which makes the workflow send
-   * the whole prompt inline: one extra attempt. A part read from history
-   * whose text does not match its id's content tag counts as not found, so
-   * an id never brings back another text than the one it was made for.
+   * the whole prompt inline: one extra attempt. So does a prompt rebuilt
+   * from held or read parts whose digest is not the one the workflow sent
+   * (an id that stood for another text when the history was written), so
+   * the model is never sent a prompt the workflow did not build.
    */
   async resolve(owner: PartOwner, prompt: PromptByRef): Promise<{ messages: ChatMessage[]; tools: ModelToolDefinition[] }> {
     const key = (id: string) => `${owner.runId}/${id}`;
-    const bodies = new Map<string, string>();
+    const bodies = new Map<string, Part>();
     for (const [id, value] of Object.entries(prompt.parts ?? {})) {
       const body = JSON.stringify(value);
       if (body === undefined) continue;
-      bodies.set(id, body);
-      this.remember(key(id), body);
+      bodies.set(id, this.remember(key(id), body));
     }
     const wanted = [...new Set([...prompt.messages, ...prompt.tools])].filter((id) => !bodies.has(id));
     let missing: string[] = [];
     for (const id of wanted) {
-      const body = this.recall(key(id));
-      if (body === undefined) missing.push(id);
-      else bodies.set(id, body);
+      const part = this.recall(key(id));
+      if (part === undefined) missing.push(id);
+      else bodies.set(id, part);
     }
     if (missing.length > 0) {
       const read = await this.readInTime(owner, new Set(missing), missing.length);
-      // Every part read goes to the cache (the run's next steps will name them too), unless its text is not the one its id stands for.
+      // Every part read goes to the cache: the run's next steps will name them too.
       for (const [id, body] of read) {
-        if (!matchesTag(id, body)) continue;
-        if (!bodies.has(id)) this.remember(key(id), body);
-        if (missing.includes(id)) bodies.set(id, body);
+        if (bodies.has(id)) continue;
+        const part = this.remember(key(id), body);
+        if (missing.includes(id)) bodies.set(id, part);
       }
       missing = missing.filter((id) => !bodies.has(id));
     }
@@ -88,7 +89,17 @@ export class PromptPartResolver {
         PROMPT_PART_MISSING,
       );
     }
-    const parse = <T>(id: string): T => JSON.parse(bodies.get(id) as string) as T;
+    // Parts all inline are the prompt as the workflow built it; any taken from memory or history are checked.
+    if (prompt.digest !== undefined && wanted.length > 0) {
+      const digest = promptDigest([...prompt.messages, ...prompt.tools].map((id) => tagOf(bodies.get(id) as Part)));
+      if (digest !== prompt.digest) {
+        throw ApplicationFailure.nonRetryable(
+          `The prompt this worker rebuilt from the parts it holds and the run's history is not the one the session built (digest ${digest}, expected ${prompt.digest}); the session sends the whole prompt again.`,
+          PROMPT_PART_MISSING,
+        );
+      }
+    }
+    const parse = <T>(id: string): T => JSON.parse((bodies.get(id) as Part).body) as T;
     return {
       messages: prompt.messages.map((id) => parse<ChatMessage>(id)),
       tools: prompt.tools.map((id) => parse<ModelToolDefinition>(id)),
@@ -116,35 +127,43 @@ export class PromptPartResolver {
     }
   }
 
-  private remember(key: string, body: string): void {
-    if (this.cache.has(key)) {
+  /** Keeps a part's text, most recently used; a text already held under the key is replaced (the workflow sent it anew). */
+  private remember(key: string, body: string): Part {
+    const held = this.cache.get(key);
+    if (held !== undefined) {
       this.cache.delete(key);
-      this.cache.set(key, body);
-      return;
+      this.cachedBytes -= held.body.length;
     }
-    this.cache.set(key, body);
+    const part: Part = held?.body === body ? held : { body };
+    this.cache.set(key, part);
     this.cachedBytes += body.length;
-    for (const [oldest, text] of this.cache) {
+    for (const [oldest, old] of this.cache) {
       if (this.cachedBytes <= this.cacheBytes) break;
       this.cache.delete(oldest);
-      this.cachedBytes -= text.length;
+      this.cachedBytes -= old.body.length;
     }
+    return part;
   }
 
-  private recall(key: string): string | undefined {
-    const body = this.cache.get(key);
-    if (body !== undefined) {
+  private recall(key: string): Part | undefined {
+    const part = this.cache.get(key);
+    if (part !== undefined) {
       this.cache.delete(key);
-      this.cache.set(key, body);
+      this.cache.set(key, part);
     }
-    return body;
+    return part;
   }
 }
 
-/** Whether a part's text is the one its id was made for (ids from before content tags match any text). */
-function matchesTag(id: string, body: string): boolean {
-  const tag = tagOfId(id);
-  return tag === undefined || tag === contentTag(body);
+/** A part's JSON text and, once asked for, its `contentTag`. */
+interface Part {
+  body: string;
+  tag?: string;
+}
+
+function tagOf(part: Part): string {
+  part.tag ??= contentTag(part.body);
+  return part.tag;
 }
 
 /** A failure's message, short, for the call's error (a history read's errors name the server, never credentials). */

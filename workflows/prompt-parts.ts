@@ -26,16 +26,22 @@ export interface PromptByRef {
   tools: string[];
   /** Parts this input carries, by id: the ones no completed call of the run carried. The JSON text of each is exactly what was sent. */
   parts: Record<string, unknown>;
+  /**
+   * A tag of the whole prompt (`promptDigest` over its parts' `contentTag`s,
+   * messages then tools): the activity checks the prompt it rebuilt against
+   * it. Absent in inputs from before it.
+   */
+  digest?: string;
 }
 
 /**
- * A short digest of a part's JSON text (FNV-1a, 24 bits, hex), the suffix of
- * its id (`p12.3fa9c1`). An id then names one content only: should the
- * workflow come to build a different text for the same position (a reset run
- * replayed by code that words a message differently, or orders its parts
- * differently), the id differs too, and the activity, which finds no part
- * under the new id in the run's history, fails the call instead of sending
- * the old text under it. Runs from before the suffix have ids without one.
+ * A short digest of a JSON text (FNV-1a, 24 bits, hex). Replay does not
+ * compare activity inputs, so a run replayed by code that builds a message
+ * differently (a deploy without `patched()`, or a reset run, whose history is
+ * a copy of the old run's prefix) gives the old text's id to the new text. A
+ * worker that reads the old text from history under that id would send it;
+ * the prompt's digest, built from its parts' tags, tells it that it did not
+ * rebuild the prompt the workflow meant.
  */
 export function contentTag(json: string): string {
   let hash = 0x811c9dc5;
@@ -46,10 +52,9 @@ export function contentTag(json: string): string {
   return ((hash >>> 8) & 0xffffff).toString(16).padStart(6, '0');
 }
 
-/** The content tag an id carries (`p12.3fa9c1`), or undefined for an id from before tags. */
-export function tagOfId(id: string): string | undefined {
-  const dot = id.lastIndexOf('.');
-  return dot < 0 ? undefined : id.slice(dot + 1);
+/** The tag of a whole prompt, from its parts' tags in order (messages, then tools). */
+export function promptDigest(partTags: readonly string[]): string {
+  return contentTag(partTags.join(','));
 }
 
 /** Failure type of a `callModel` given an id whose part the activity cannot find (or whose text does not match its tag). */
@@ -64,6 +69,8 @@ export const MODEL_PROMPT_BY_REF = 'model-prompt-by-ref';
 /** Part ids and which of them a completed call carried, for one run (a new run starts with none). */
 export class PromptLedger {
   private readonly ids = new Map<string, string>();
+  /** Each id's `contentTag`, computed once, when the id is made. */
+  private readonly tags = new Map<string, string>();
   private readonly stored = new Set<string>();
   private next = 1;
 
@@ -77,8 +84,9 @@ export class PromptLedger {
       const json = JSON.stringify(value) ?? 'null';
       let id = this.ids.get(json);
       if (id === undefined) {
-        id = `p${this.next++}.${contentTag(json)}`;
+        id = `p${this.next++}`;
         this.ids.set(json, id);
+        this.tags.set(id, contentTag(json));
       }
       if (!this.stored.has(id) && !(id in parts)) {
         parts[id] = value;
@@ -86,7 +94,10 @@ export class PromptLedger {
       }
       return id;
     };
-    return { prompt: { messages: messages.map(refer), tools: tools.map(refer), parts }, inline };
+    const messageIds = messages.map(refer);
+    const toolIds = tools.map(refer);
+    const digest = promptDigest([...messageIds, ...toolIds].map((id) => this.tags.get(id) ?? ''));
+    return { prompt: { messages: messageIds, tools: toolIds, parts, digest }, inline };
   }
 
   /** A call that carried these parts completed: its input, in history, holds them. */

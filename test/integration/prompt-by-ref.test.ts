@@ -92,6 +92,8 @@ describe('model calls carry their prompt by reference', () => {
       expect(input.messages).toEqual([]);
       expect(input.tools).toEqual([]);
       expect(input.prompt).toBeDefined();
+      // The prompt's tag, which the activity checks whenever it rebuilt the prompt from held or read parts.
+      expect(input.prompt!.digest).toMatch(/^[0-9a-f]{6}$/);
       // What the model got is exactly what the ids stand for.
       const whole = rebuilt(calls, i);
       expect(requests[i]!.messages).toEqual(whole.messages);

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { PromptPartResolver, type PartOwner, type RunPartsReader } from '../../activities/prompt-part-resolver';
-import { PROMPT_PART_MISSING, contentTag } from '../../workflows/prompt-parts';
+import { PROMPT_PART_MISSING, contentTag, promptDigest } from '../../workflows/prompt-parts';
 
 /*
  * The model activity's prompt parts, resolved: inline parts, this worker's
@@ -87,18 +87,23 @@ describe('resolving a prompt by reference', () => {
     expect(failure.message).toContain("the run's history could not be read (14 UNAVAILABLE: history service unreachable)");
   });
 
-  it('takes from history only a text that matches the content tag in its id; another text under that id counts as not found', async () => {
-    const tagged = (n: number, value: unknown) => `p${n}.${contentTag(JSON.stringify(value))}`;
-    const systemId = tagged(1, system);
-    // What a reset run's prefix could hold under an id the current code makes for another text.
-    const reworded = { role: 'system', content: 'You are terse.' };
-    const staleId = `p2.${contentTag(JSON.stringify(user))}`;
-    const history = historyOf({ [systemId]: system, [staleId]: reworded });
-    const store = new PromptPartResolver({ readRun: history.read });
-    expect(await store.resolve(run, { messages: [systemId], tools: [], parts: {} })).toEqual({ messages: [system], tools: [] });
-    const failure = await failureOf(store.resolve(run, { messages: [systemId, staleId], tools: [], parts: {} }));
+  it('checks a prompt rebuilt from held or read parts against the workflow\'s digest, and fails as PromptPartMissing when another text stood under an id', async () => {
+    const tags = (...values: unknown[]) => promptDigest(values.map((v) => contentTag(JSON.stringify(v))));
+    // What a reset run's prefix could hold under p2: the text an older version built there.
+    const reworded = { role: 'user', content: 'what is 6 times 8?' };
+    const store = new PromptPartResolver({ readRun: historyOf({ p1: system, p2: reworded }).read });
+    const failure = await failureOf(store.resolve(run, { messages: ['p1', 'p2'], tools: [], parts: {}, digest: tags(system, user) }));
     expect(failure.type).toBe(PROMPT_PART_MISSING);
-    expect(failure.message).toContain(staleId);
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toContain(`expected ${tags(system, user)}`);
+    // The same parts, read from a history that holds what the workflow built: the digest matches.
+    const faithful = new PromptPartResolver({ readRun: historyOf({ p1: system, p2: user }).read });
+    expect(await faithful.resolve(run, { messages: ['p1', 'p2'], tools: [], parts: {}, digest: tags(system, user) })).toEqual({ messages: [system, user], tools: [] });
+    // The resend carries every part inline: that is the prompt the workflow built, held texts are replaced.
+    expect(await store.resolve(run, { messages: ['p1', 'p2'], tools: [], parts: { p1: system, p2: user }, digest: tags(system, user) })).toEqual({ messages: [system, user], tools: [] });
+    expect(await store.resolve(run, { messages: ['p1', 'p2'], tools: [], parts: {}, digest: tags(system, user) })).toEqual({ messages: [system, user], tools: [] });
+    // A prompt all inline is taken as sent: nothing in it came from this worker.
+    expect(await store.resolve(run, { messages: ['p1'], tools: [], parts: { p1: system }, digest: '000000' })).toEqual({ messages: [system], tools: [] });
   });
 
   it('gives up on a history read that takes longer than its budget, as PromptPartMissing', async () => {

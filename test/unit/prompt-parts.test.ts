@@ -1,46 +1,47 @@
-import { PromptLedger, contentTag, tagOfId } from '../../workflows/prompt-parts';
+import { PromptLedger, contentTag, promptDigest } from '../../workflows/prompt-parts';
 
-describe('prompt part ids', () => {
+describe('prompts by reference, as the workflow builds them', () => {
   const system = { role: 'system', content: 'You are helpful.' };
   const user = { role: 'user', content: 'hi' };
   const tool = { name: 'local_calculate', description: 'adds', parameters: { type: 'object' } };
+  const tagOf = (value: unknown) => contentTag(JSON.stringify(value));
 
-  it('name a part by its order of first sending and a tag of its text', () => {
+  it('name parts in their order of first sending, and tag the prompt with its parts\' tags in order', () => {
     const ledger = new PromptLedger();
     const { prompt, inline } = ledger.compact([system, user], [tool]);
-    expect(prompt.messages).toEqual([`p1.${contentTag(JSON.stringify(system))}`, `p2.${contentTag(JSON.stringify(user))}`]);
-    expect(prompt.tools).toEqual([`p3.${contentTag(JSON.stringify(tool))}`]);
-    expect(inline).toEqual([...prompt.messages, ...prompt.tools]);
-    expect(prompt.parts).toEqual({ [prompt.messages[0]!]: system, [prompt.messages[1]!]: user, [prompt.tools[0]!]: tool });
+    expect(prompt.messages).toEqual(['p1', 'p2']);
+    expect(prompt.tools).toEqual(['p3']);
+    expect(inline).toEqual(['p1', 'p2', 'p3']);
+    expect(prompt.parts).toEqual({ p1: system, p2: user, p3: tool });
+    expect(prompt.digest).toBe(promptDigest([tagOf(system), tagOf(user), tagOf(tool)]));
   });
 
   it('give the same text the same id, and send it inline only until a call carrying it completed', () => {
     const ledger = new PromptLedger();
     const first = ledger.compact([system, user], []);
-    expect(ledger.compact([{ ...system }], []).prompt.messages).toEqual([first.prompt.messages[0]]);
+    expect(ledger.compact([{ ...system }], []).prompt.messages).toEqual(['p1']);
     ledger.confirm(first.inline);
     const next = ledger.compact([system, user, { role: 'assistant', content: 'hello' }], []);
-    expect(next.prompt.messages.slice(0, 2)).toEqual(first.prompt.messages);
-    expect(Object.keys(next.prompt.parts)).toEqual([next.prompt.messages[2]]);
+    expect(next.prompt.messages).toEqual(['p1', 'p2', 'p3']);
+    expect(Object.keys(next.prompt.parts)).toEqual(['p3']);
     ledger.forget();
-    expect(Object.keys(ledger.compact([system], []).prompt.parts)).toEqual([first.prompt.messages[0]]);
+    expect(Object.keys(ledger.compact([system], []).prompt.parts)).toEqual(['p1']);
   });
 
-  it('differ for another text at the same position, as when a reset run is replayed by code that words a message differently', () => {
-    const before = new PromptLedger().compact([system], []).prompt.messages[0]!;
-    const after = new PromptLedger().compact([{ role: 'system', content: 'You are terse.' }], []).prompt.messages[0]!;
-    expect(before.split('.')[0]).toBe('p1');
-    expect(after.split('.')[0]).toBe('p1');
-    expect(after).not.toBe(before);
+  it('tag a prompt differently when a part at the same position has another text, as when a reset run is replayed by code that words a message differently', () => {
+    const before = new PromptLedger().compact([system, user], []).prompt;
+    const after = new PromptLedger().compact([{ role: 'system', content: 'You are terse.' }, user], []).prompt;
+    expect(after.messages).toEqual(before.messages);
+    expect(after.digest).not.toBe(before.digest);
+    // Order counts too.
+    expect(new PromptLedger().compact([user, system], []).prompt.digest).not.toBe(before.digest);
   });
 
-  it('tag a text with six hex digits, the same every time, and read the tag back from an id', () => {
-    const tag = contentTag(JSON.stringify(system));
+  it('tag a text with six hex digits, the same every time', () => {
+    const tag = tagOf(system);
     expect(tag).toMatch(/^[0-9a-f]{6}$/);
-    expect(contentTag(JSON.stringify(system))).toBe(tag);
+    expect(tagOf({ role: 'system', content: 'You are helpful.' })).toBe(tag);
     expect(contentTag('')).toMatch(/^[0-9a-f]{6}$/);
-    expect(tagOfId(`p7.${tag}`)).toBe(tag);
-    // Ids from before tags.
-    expect(tagOfId('p7')).toBeUndefined();
+    expect(tagOf(user)).not.toBe(tag);
   });
 });
