@@ -47,7 +47,7 @@ function failedIndexes(err: unknown): Set<number> | undefined {
  * together; a batch whose items' sizes reach `maxSize` goes at once. The
  * queue behind the batched inserts here.
  */
-export class BatchQueue<T> {
+class BatchQueue<T> {
   private open: T[] = [];
   private openSize = 0;
   private timer: NodeJS.Timeout | undefined;
