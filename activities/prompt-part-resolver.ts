@@ -55,33 +55,66 @@ export class PromptPartResolver {
    * with `PromptPartMissing` (not retryable), which makes the workflow send
    * the whole prompt inline: one extra attempt. So does a prompt rebuilt
    * from held or read parts whose digest is not the one the workflow sent
-   * (an id that stood for another text when the history was written), so
-   * the model is never sent a prompt the workflow did not build.
+   * (an id that stood for another text when the history was written), after
+   * one more look at the history if memory supplied any of it, so the model
+   * is never sent a prompt the workflow did not build. Parts of a prompt that
+   * failed the check are dropped from memory.
    */
   async resolve(owner: PartOwner, prompt: PromptByRef): Promise<{ messages: ChatMessage[]; tools: ModelToolDefinition[] }> {
-    const key = (id: string) => `${owner.runId}/${id}`;
-    const bodies = new Map<string, Part>();
+    const inline = new Map<string, Part>();
     for (const [id, value] of Object.entries(prompt.parts ?? {})) {
       const body = JSON.stringify(value);
       if (body === undefined) continue;
-      bodies.set(id, this.remember(key(id), body));
+      inline.set(id, this.remember(partKey(owner, id), body));
     }
-    const wanted = [...new Set([...prompt.messages, ...prompt.tools])].filter((id) => !bodies.has(id));
+    const named = [...prompt.messages, ...prompt.tools];
+    const wanted = [...new Set(named)].filter((id) => !inline.has(id));
+    let { parts, held } = await this.gather(owner, wanted, inline, true);
+    const partOf = (id: string): Part => (inline.get(id) ?? parts.get(id)) as Part;
+    // Parts all inline are the prompt as the workflow built it; one rebuilt from held or read parts is checked.
+    const matches = (): boolean => prompt.digest === undefined || wanted.length === 0 || promptDigest(named.map((id) => tagOf(partOf(id)))) === prompt.digest;
+    if (!matches()) {
+      // A held text may be older than the run's history (the session resent its prompt on another worker): read it again, newest first.
+      this.evict(owner, wanted);
+      if (held) ({ parts, held } = await this.gather(owner, wanted, inline, false));
+      if (!matches()) {
+        this.evict(owner, wanted);
+        throw ApplicationFailure.nonRetryable(
+          `The prompt this worker rebuilt from the parts it holds and the run's history is not the one the session built (digest ${prompt.digest}); the session sends the whole prompt again.`,
+          PROMPT_PART_MISSING,
+        );
+      }
+    }
+    const parse = <T>(id: string): T => JSON.parse(partOf(id).body) as T;
+    return {
+      messages: prompt.messages.map((id) => parse<ChatMessage>(id)),
+      tools: prompt.tools.map((id) => parse<ModelToolDefinition>(id)),
+    };
+  }
+
+  /**
+   * The parts `ids` names, from this worker's memory (when `fromMemory`) and
+   * then the run's history; `held` says whether any came from memory. Every
+   * part the history read brings goes to memory (the run's next steps will
+   * name them too), except those the call carries inline.
+   */
+  private async gather(owner: PartOwner, ids: readonly string[], inline: ReadonlyMap<string, Part>, fromMemory: boolean): Promise<{ parts: Map<string, Part>; held: boolean }> {
+    const parts = new Map<string, Part>();
     let missing: string[] = [];
-    for (const id of wanted) {
-      const part = this.recall(key(id));
+    for (const id of ids) {
+      const part = fromMemory ? this.recall(partKey(owner, id)) : undefined;
       if (part === undefined) missing.push(id);
-      else bodies.set(id, part);
+      else parts.set(id, part);
     }
+    const held = parts.size > 0;
     if (missing.length > 0) {
       const read = await this.readInTime(owner, new Set(missing), missing.length);
-      // Every part read goes to the cache: the run's next steps will name them too.
       for (const [id, body] of read) {
-        if (bodies.has(id)) continue;
-        const part = this.remember(key(id), body);
-        if (missing.includes(id)) bodies.set(id, part);
+        if (inline.has(id)) continue;
+        const part = this.remember(partKey(owner, id), body);
+        if (missing.includes(id)) parts.set(id, part);
       }
-      missing = missing.filter((id) => !bodies.has(id));
+      missing = missing.filter((id) => !parts.has(id));
     }
     if (missing.length > 0) {
       throw ApplicationFailure.nonRetryable(
@@ -89,21 +122,17 @@ export class PromptPartResolver {
         PROMPT_PART_MISSING,
       );
     }
-    // Parts all inline are the prompt as the workflow built it; any taken from memory or history are checked.
-    if (prompt.digest !== undefined && wanted.length > 0) {
-      const digest = promptDigest([...prompt.messages, ...prompt.tools].map((id) => tagOf(bodies.get(id) as Part)));
-      if (digest !== prompt.digest) {
-        throw ApplicationFailure.nonRetryable(
-          `The prompt this worker rebuilt from the parts it holds and the run's history is not the one the session built (digest ${digest}, expected ${prompt.digest}); the session sends the whole prompt again.`,
-          PROMPT_PART_MISSING,
-        );
-      }
+    return { parts, held };
+  }
+
+  private evict(owner: PartOwner, ids: readonly string[]): void {
+    for (const id of ids) {
+      const key = partKey(owner, id);
+      const part = this.cache.get(key);
+      if (part === undefined) continue;
+      this.cache.delete(key);
+      this.cachedBytes -= part.body.length;
     }
-    const parse = <T>(id: string): T => JSON.parse((bodies.get(id) as Part).body) as T;
-    return {
-      messages: prompt.messages.map((id) => parse<ChatMessage>(id)),
-      tools: prompt.tools.map((id) => parse<ModelToolDefinition>(id)),
-    };
   }
 
   /** The run's parts as the reader finds them, or PromptPartMissing when it fails or takes longer than the budget. */
@@ -154,6 +183,9 @@ export class PromptPartResolver {
     return part;
   }
 }
+
+/** Where a part is held: ids are per run. */
+const partKey = (owner: PartOwner, id: string): string => `${owner.runId}/${id}`;
 
 /** A part's JSON text and, once asked for, its `contentTag`. */
 interface Part {

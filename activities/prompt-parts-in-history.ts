@@ -33,8 +33,10 @@ const MAX_PAGE_BATCHES = 512;
  * part by id. A worker that lacks only the previous step's parts (that step
  * ran on another worker) reads one small page; one that lacks everything (it
  * just started) reads back to the run's first call, in pages that double. The client's data converter
- * decodes (and decrypts) the inputs. An id stands for one content within a
- * run, so which of two inputs carrying it is read does not matter.
+ * decodes (and decrypts) the inputs. Of two inputs carrying an id, the
+ * newer wins: replay by changed code can make an id stand for a new text,
+ * and the session then resends its prompt whole with it (the activity's
+ * digest check), so the newest copy is the one the workflow means now.
  */
 export async function readRunPartsFromHistory(client: Client, owner: PartOwner, wanted: ReadonlySet<string>, firstPageBatches = FIRST_PAGE_BATCHES): Promise<Map<string, string>> {
   const converter = client.options.loadedDataConverter;

@@ -57,7 +57,7 @@ export function promptDigest(partTags: readonly string[]): string {
   return contentTag(partTags.join(','));
 }
 
-/** Failure type of a `callModel` given an id whose part the activity cannot find (or whose text does not match its tag). */
+/** Failure type of a `callModel` given an id whose part the activity cannot find (or a prompt rebuilt from parts that does not match its digest). */
 export const PROMPT_PART_MISSING = 'PromptPartMissing';
 
 /**

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { PromptPartResolver, type PartOwner, type RunPartsReader } from '../../activities/prompt-part-resolver';
-import { PROMPT_PART_MISSING, contentTag, promptDigest } from '../../workflows/prompt-parts';
+import { PROMPT_PART_MISSING, PromptLedger, contentTag, promptDigest, type PromptByRef } from '../../workflows/prompt-parts';
 
 /*
  * The model activity's prompt parts, resolved: inline parts, this worker's
@@ -95,7 +95,7 @@ describe('resolving a prompt by reference', () => {
     const failure = await failureOf(store.resolve(run, { messages: ['p1', 'p2'], tools: [], parts: {}, digest: tags(system, user) }));
     expect(failure.type).toBe(PROMPT_PART_MISSING);
     expect(failure.nonRetryable).toBe(true);
-    expect(failure.message).toContain(`expected ${tags(system, user)}`);
+    expect(failure.message).toContain(`digest ${tags(system, user)}`);
     // The same parts, read from a history that holds what the workflow built: the digest matches.
     const faithful = new PromptPartResolver({ readRun: historyOf({ p1: system, p2: user }).read });
     expect(await faithful.resolve(run, { messages: ['p1', 'p2'], tools: [], parts: {}, digest: tags(system, user) })).toEqual({ messages: [system, user], tools: [] });
@@ -104,6 +104,72 @@ describe('resolving a prompt by reference', () => {
     expect(await store.resolve(run, { messages: ['p1', 'p2'], tools: [], parts: {}, digest: tags(system, user) })).toEqual({ messages: [system, user], tools: [] });
     // A prompt all inline is taken as sent: nothing in it came from this worker.
     expect(await store.resolve(run, { messages: ['p1'], tools: [], parts: { p1: system }, digest: '000000' })).toEqual({ messages: [system], tools: [] });
+  });
+
+  it('reads the history again, newest first, when a text held in memory makes the digest fail, and keeps what it read', async () => {
+    const tags = (...values: unknown[]) => promptDigest(values.map((v) => contentTag(JSON.stringify(v))));
+    const reworded = { role: 'user', content: 'what is 6 times 8?' };
+    // The history holds what the session resent on another worker: the text the workflow builds now.
+    const history = historyOf({ p1: system, p2: user });
+    const store = new PromptPartResolver({ readRun: history.read });
+    // This worker held the older text under p2.
+    await store.resolve(run, { messages: ['p1', 'p2'], tools: [], parts: { p1: system, p2: reworded } });
+    const resolved = await store.resolve(run, { messages: ['p1', 'p2'], tools: [], parts: {}, digest: tags(system, user) });
+    expect(resolved.messages).toEqual([system, user]);
+    expect(history.reads).toHaveLength(1);
+    // Held from then on.
+    await store.resolve(run, { messages: ['p1', 'p2'], tools: [], parts: {}, digest: tags(system, user) });
+    expect(history.reads).toHaveLength(1);
+  });
+
+  it('checks tools as well as messages: another tool text under an id fails the digest', async () => {
+    const tags = (...values: unknown[]) => promptDigest(values.map((v) => contentTag(JSON.stringify(v))));
+    const widened = { ...tool, description: 'adds and multiplies' };
+    const store = new PromptPartResolver({ readRun: historyOf({ p1: system, p3: widened }).read });
+    const failure = await failureOf(store.resolve(run, { messages: ['p1'], tools: ['p3'], parts: {}, digest: tags(system, tool) }));
+    expect(failure.type).toBe(PROMPT_PART_MISSING);
+  });
+
+  it('rebuilds what the workflow\'s ledger built, after the payload round trip, from held and inline parts alike', async () => {
+    const ledger = new PromptLedger();
+    const schema = { type: 'object', properties: { n: { type: 'number', minimum: -0, maximum: 1e21, default: 0.1 }, tags: { type: 'array', items: [{ type: 'string' }, null] } }, required: ['n'] };
+    const tools = [tool, { name: 'mcp_files_read', description: 'liest eine Datei — 读取文件 😀', parameters: schema }];
+    const messages: unknown[] = [
+      system,
+      { role: 'user', content: 'é😀 \ud800 "quoted" \\ back\nslash', note: undefined },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'mcp_files_read', arguments: '{"n":1}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"ok":true}' },
+    ];
+    // As the activity receives an input: through JSON, as the payload converter sends it.
+    const received = (prompt: PromptByRef) => JSON.parse(JSON.stringify(prompt)) as PromptByRef;
+    const store = new PromptPartResolver({ readRun: historyOf({}).read });
+    const first = ledger.compact(messages, tools);
+    await store.resolve(run, received(first.prompt));
+    ledger.confirm(first.inline);
+    const later = ledger.compact([...messages, { role: 'assistant', content: 'Fertig — 完成.' }], tools);
+    expect(Object.keys(later.prompt.parts)).toHaveLength(1);
+    const resolved = await store.resolve(run, received(later.prompt));
+    expect(resolved.messages).toEqual(JSON.parse(JSON.stringify([...messages, { role: 'assistant', content: 'Fertig — 完成.' }])));
+    expect(resolved.tools).toEqual(JSON.parse(JSON.stringify(tools)));
+  });
+
+  it('counts a replaced text\'s own size against its memory, so a shorter text makes room', async () => {
+    const long = { role: 'user', content: 'x'.repeat(30) };
+    const short = { role: 'user', content: 'y' };
+    const other = { role: 'user', content: 'z'.repeat(20) };
+    const size = (v: unknown) => JSON.stringify(v).length;
+    // Room for the short text and the other, not for the long one and the other.
+    const room = size(short) + size(other) + 5;
+    expect(size(long) + size(other)).toBeGreaterThan(room);
+    const history = historyOf({});
+    const store = new PromptPartResolver({ readRun: history.read, cacheBytes: room });
+    await store.resolve(run, { messages: ['p1'], tools: [], parts: { p1: long } });
+    // The same id sent again with a shorter text (a resend after a mismatch): the held bytes go down.
+    await store.resolve(run, { messages: ['p1'], tools: [], parts: { p1: short } });
+    await store.resolve(run, { messages: ['p2'], tools: [], parts: { p2: other } });
+    // Both fit: p1 is still held, so no history read.
+    expect((await store.resolve(run, { messages: ['p1', 'p2'], tools: [], parts: {} })).messages).toEqual([short, other]);
+    expect(history.reads).toEqual([]);
   });
 
   it('gives up on a history read that takes longer than its budget, as PromptPartMissing', async () => {
