@@ -1,5 +1,6 @@
 import { allHandlersFinished, condition, makeContinueAsNewFunc, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { CarriedStateUnreadable, carriedStateProblem } from './carried-state-check';
+import { IDLE_TIMER_OUTLIVES_TURNS, IdleDeadline } from './idle-deadline';
 import { count } from './metrics';
 import { SessionStatusKey } from './search-attributes';
 import { describeZodError } from './input-guard';
@@ -92,8 +93,10 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
     return info.continueAsNewSuggested || info.historyLength + Math.ceil(largestTurnEvents * 1.5) + 20 > limits.maxHistoryEvents;
   };
 
+  const idle = new IdleDeadline(limits.idleTimeoutMs);
   for (;;) {
-    const woke = await condition(() => run.queue.length > 0 || run.endRequested || (run.startRefused !== undefined && run.acceptedInRun === 0), limits.idleTimeoutMs);
+    const ready = () => run.queue.length > 0 || run.endRequested || (run.startRefused !== undefined && run.acceptedInRun === 0);
+    const woke = patched(IDLE_TIMER_OUTLIVES_TURNS) ? await idle.wait(ready) : await condition(ready, limits.idleTimeoutMs);
     // Started by a message from someone other than the owner: nothing was accepted, the run fails (like invalid options).
     if (run.startRefused !== undefined && run.acceptedInRun === 0) throw notAuthorized(run.startRefused);
     const next = run.queue.shift();

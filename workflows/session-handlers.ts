@@ -1,4 +1,4 @@
-import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, patched, setHandler } from '@temporalio/workflow';
 import { FailureType } from './failure-types';
 import { invalidInput, parseSignalInput, parseUpdateInput } from './input-guard';
 import { registerInputHandlers } from './input-handlers';
@@ -17,7 +17,7 @@ import {
 import { actorOf, notAuthorized, refusalFor, type Principal, type SessionAction } from './principal';
 import { signalGuard } from './principal-guard';
 import { DEDUPE_MEMORY } from './session-state';
-import type { SessionRun } from './session-run';
+import { MEMO_VERSION_AT_TURN_END, type SessionRun } from './session-run';
 import {
   DecideToolCallInput,
   EndSessionInput,
@@ -106,7 +106,8 @@ export function registerSessionHandlers(run: SessionRun): void {
         receivedAt: nowIso(),
         ...(msg.principal ? { by: actorOf(msg.principal) } : {}),
       });
-      run.noteVersion();
+      // Runs from before the patch also wrote the memo here; the turn this message starts writes it when it ends.
+      if (!patched(MEMO_VERSION_AT_TURN_END)) run.noteVersion();
       if (run.running && options.busyPolicy === 'interrupt') run.interruptRunning('a new message arrived');
       return msg.waitForTurn ? { ...result, turn: await run.turnResult(result.turnId, result.version) } : result;
     },

@@ -43,6 +43,13 @@ export interface RunningTurn {
 export const STATUS_SHOWS_APPROVALS = 'status-shows-approvals';
 /** Patch id: the count of calls waiting for a person is also the search attribute SessionPendingApprovals. */
 export const PENDING_APPROVALS_ATTRIBUTE = 'pending-approvals-attribute';
+/**
+ * Patch id: the memo's `version` is written once a turn, when the turn ends,
+ * not also when its message is accepted (one memo update, and one
+ * visibility write on the server, per turn instead of two). While a turn
+ * runs, the memo shows the version before its message.
+ */
+export const MEMO_VERSION_AT_TURN_END = 'memo-version-at-turn-end';
 
 export class SessionRun {
   readonly sessionId: string;
@@ -148,7 +155,11 @@ export class SessionRun {
     this.canUpsertPending = workflowInfo().typedSearchAttributes.get(SessionPendingApprovalsKey) !== undefined;
   }
 
-  /** The memo shows the version, so the Web UI lists it without a query. */
+  /**
+   * The memo shows the version, so the Web UI lists it without a query.
+   * Written when a turn ends (with `lastTurn`); runs from before
+   * `MEMO_VERSION_AT_TURN_END` also wrote it when a message was accepted.
+   */
   noteVersion(extra: Record<string, unknown> = {}): void {
     upsertMemo({ version: this.version, ...extra });
   }
