@@ -85,10 +85,9 @@ export class PromptPartResolver {
         );
       }
     }
-    const parse = <T>(id: string): T => JSON.parse(partOf(id).body) as T;
     return {
-      messages: prompt.messages.map((id) => parse<ChatMessage>(id)),
-      tools: prompt.tools.map((id) => parse<ModelToolDefinition>(id)),
+      messages: prompt.messages.map((id) => valueOf(partOf(id)) as ChatMessage),
+      tools: prompt.tools.map((id) => valueOf(partOf(id)) as ModelToolDefinition),
     };
   }
 
@@ -187,10 +186,26 @@ export class PromptPartResolver {
 /** Where a part is held: ids are per run. */
 const partKey = (owner: PartOwner, id: string): string => `${owner.runId}/${id}`;
 
-/** A part's JSON text and, once asked for, its `contentTag`. */
+/** A part's JSON text and, once asked for, its `contentTag` and its parsed value. */
 interface Part {
   body: string;
   tag?: string;
+  /** Parsed once and frozen: every later step that names the part gets the same value, which no one may change. */
+  value?: unknown;
+}
+
+/** The part's value, parsed the first time a prompt needs it (a session's prompt repeats most parts every step). */
+function valueOf(part: Part): unknown {
+  part.value ??= deepFreeze(JSON.parse(part.body));
+  return part.value;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
 
 function tagOf(part: Part): string {

@@ -49,6 +49,21 @@ describe('resolving a prompt by reference', () => {
     expect(history.reads).toEqual([]);
   });
 
+  it('parses a held part once: later prompts get the same frozen value, so no caller can change what the next step sends', async () => {
+    const store = new PromptPartResolver({ readRun: historyOf({}).read });
+    const first = await store.resolve(run, { messages: ['p1', 'p2'], tools: ['p3'], parts: { p1: system, p2: user, p3: tool } });
+    const next = await store.resolve(run, { messages: ['p1', 'p2'], tools: ['p3'], parts: {} });
+    expect(next.messages[0]).toBe(first.messages[0]);
+    expect(next.tools[0]).toBe(first.tools[0]);
+    expect(Object.isFrozen(next.messages[1])).toBe(true);
+    expect(() => {
+      (next.tools[0] as { parameters: { type: string } }).parameters.type = 'string';
+    }).toThrow(TypeError);
+    // The input's own objects are not the held ones: changing them later changes nothing held.
+    expect(next.messages[0]).not.toBe(system);
+    expect(next.messages[0]).toEqual(system);
+  });
+
   it('reads the run\'s history for the parts this worker lacks, and keeps every part it read from then on', async () => {
     const history = historyOf({ p1: system, p2: user, p3: tool, p4: { role: 'assistant', content: 'earlier' } });
     const store = new PromptPartResolver({ readRun: history.read });
