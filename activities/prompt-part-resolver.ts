@@ -86,8 +86,8 @@ export class PromptPartResolver {
       }
     }
     return {
-      messages: prompt.messages.map((id) => valueOf(partOf(id)) as ChatMessage),
-      tools: prompt.tools.map((id) => valueOf(partOf(id)) as ModelToolDefinition),
+      messages: prompt.messages.map((id) => this.valueOf(partOf(id)) as ChatMessage),
+      tools: prompt.tools.map((id) => this.valueOf(partOf(id)) as ModelToolDefinition),
     };
   }
 
@@ -130,7 +130,7 @@ export class PromptPartResolver {
       const part = this.cache.get(key);
       if (part === undefined) continue;
       this.cache.delete(key);
-      this.cachedBytes -= part.body.length;
+      this.cachedBytes -= heldBytes(part);
     }
   }
 
@@ -160,17 +160,39 @@ export class PromptPartResolver {
     const held = this.cache.get(key);
     if (held !== undefined) {
       this.cache.delete(key);
-      this.cachedBytes -= held.body.length;
+      this.cachedBytes -= heldBytes(held);
     }
-    const part: Part = held?.body === body ? held : { body };
+    const part: Part = held?.body === body ? held : { key, body };
     this.cache.set(key, part);
-    this.cachedBytes += body.length;
+    this.cachedBytes += heldBytes(part);
+    this.trim();
+    return part;
+  }
+
+  /** Drops the least recently used parts until the cache is within its bytes. */
+  private trim(): void {
     for (const [oldest, old] of this.cache) {
       if (this.cachedBytes <= this.cacheBytes) break;
       this.cache.delete(oldest);
-      this.cachedBytes -= old.body.length;
+      this.cachedBytes -= heldBytes(old);
     }
-    return part;
+  }
+
+  /**
+   * The part's value, parsed the first time a prompt needs it (a session's
+   * prompt repeats most parts every step). The parsed copy counts against
+   * the cache's bytes as much again as its text.
+   */
+  private valueOf(part: Part): unknown {
+    if (part.value === undefined) {
+      part.value = deepFreeze(JSON.parse(part.body));
+      if (this.cache.get(part.key) === part) {
+        part.parsedBytes = part.body.length;
+        this.cachedBytes += part.parsedBytes;
+        this.trim();
+      }
+    }
+    return part.value;
   }
 
   private recall(key: string): Part | undefined {
@@ -188,17 +210,18 @@ const partKey = (owner: PartOwner, id: string): string => `${owner.runId}/${id}`
 
 /** A part's JSON text and, once asked for, its `contentTag` and its parsed value. */
 interface Part {
+  /** Where the cache holds it. */
+  key: string;
   body: string;
   tag?: string;
   /** Parsed once and frozen: every later step that names the part gets the same value, which no one may change. */
   value?: unknown;
+  /** What the parsed value counts against the cache's bytes (0 until parsed). */
+  parsedBytes?: number;
 }
 
-/** The part's value, parsed the first time a prompt needs it (a session's prompt repeats most parts every step). */
-function valueOf(part: Part): unknown {
-  part.value ??= deepFreeze(JSON.parse(part.body));
-  return part.value;
-}
+const heldBytes = (part: Part): number => part.body.length + (part.parsedBytes ?? 0);
+
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {

@@ -57,11 +57,22 @@ describe('resolving a prompt by reference', () => {
     expect(next.tools[0]).toBe(first.tools[0]);
     expect(Object.isFrozen(next.messages[1])).toBe(true);
     expect(() => {
-      (next.tools[0] as { parameters: { type: string } }).parameters.type = 'string';
+      (next.tools[0] as unknown as { parameters: { type: string } }).parameters.type = 'string';
     }).toThrow(TypeError);
     // The input's own objects are not the held ones: changing them later changes nothing held.
     expect(next.messages[0]).not.toBe(system);
     expect(next.messages[0]).toEqual(system);
+  });
+
+  it('counts a parsed part against the cache\'s bytes as much again as its text', async () => {
+    const parts = { p1: system, p2: user, p3: tool };
+    const textBytes = Object.values(parts).reduce((n, v) => n + JSON.stringify(v).length, 0);
+    const history = historyOf(parts);
+    // Room for the three texts, not for their parsed copies as well: the oldest go once they are parsed.
+    const store = new PromptPartResolver({ readRun: history.read, cacheBytes: textBytes + 1 });
+    await store.resolve(run, { messages: ['p1', 'p2'], tools: ['p3'], parts });
+    await store.resolve(run, { messages: ['p1', 'p2'], tools: ['p3'], parts: {} });
+    expect(history.reads).toEqual([run]);
   });
 
   it('reads the run\'s history for the parts this worker lacks, and keeps every part it read from then on', async () => {
@@ -173,9 +184,9 @@ describe('resolving a prompt by reference', () => {
     const short = { role: 'user', content: 'y' };
     const other = { role: 'user', content: 'z'.repeat(20) };
     const size = (v: unknown) => JSON.stringify(v).length;
-    // Room for the short text and the other, not for the long one and the other.
-    const room = size(short) + size(other) + 5;
-    expect(size(long) + size(other)).toBeGreaterThan(room);
+    // Room for the short text and the other, each parsed as well (twice its text), not for the long one and the other.
+    const room = 2 * (size(short) + size(other)) + 5;
+    expect(2 * (size(long) + size(other))).toBeGreaterThan(room);
     const history = historyOf({});
     const store = new PromptPartResolver({ readRun: history.read, cacheBytes: room });
     await store.resolve(run, { messages: ['p1'], tools: [], parts: { p1: long } });
