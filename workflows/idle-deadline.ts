@@ -18,7 +18,7 @@ export const IDLE_TIMER_OUTLIVES_TURNS = 'idle-timer-outlives-turns';
  * at how long the session has been waiting: long enough and the wait ends;
  * less (turns ran since it started) and it starts one more timer for the
  * rest; not waiting at all (a turn is running) and the next wait starts one.
- * A session busy more often than its timeout has one timer per timeout
+ * A session busy more often than its timeout has a timer or two per timeout
  * period, not one per turn, and still ends exactly `timeoutMs` after it
  * began to wait. Deterministic: it reads only workflow time.
  */
@@ -32,7 +32,11 @@ export class IdleDeadline {
 
   /** Resolves true once `ready` holds, or false once the session has waited `timeoutMs` for it. */
   async wait(ready: () => boolean): Promise<boolean> {
-    if (ready()) return true;
+    if (ready()) {
+      // Still through condition(), so a cancelled workflow fails here as it would waiting, before it runs another turn.
+      await condition(ready);
+      return true;
+    }
     this.waitingSince = nowMs();
     this.expired = false;
     this.startTimer();
@@ -48,7 +52,7 @@ export class IdleDeadline {
     if (this.timerRunning || this.waitingSince === undefined) return;
     this.timerRunning = true;
     const left = this.waitingSince + this.timeoutMs - nowMs();
-    sleep(Math.max(1, left)).then(
+    sleep(left).then(
       () => {
         this.timerRunning = false;
         if (this.waitingSince === undefined) return;
