@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
+import type { LoadedDataConverter, Payload } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { temporal } from '@temporalio/proto';
 import type { CallModelInput } from './activity-types';
 
 /** A run of a session: prompt part ids are per run. */
@@ -52,10 +53,9 @@ export async function readRunPartsFromHistory(client: Client, owner: PartOwner, 
       ...(nextPageToken ? { nextPageToken } : {}),
     });
     for (const event of page.history?.events ?? []) {
-      const scheduled = event.activityTaskScheduledEventAttributes;
-      if (scheduled?.activityType?.name !== 'callModel') continue;
-      const input = await decodeFromPayloadsAtIndex<CallModelInput>(converter, 0, (scheduled.input?.payloads ?? []) as Payload[]);
-      for (const [id, value] of Object.entries(input?.prompt?.parts ?? {})) {
+      const call = await scheduledModelCall(converter, event);
+      if (!call) continue;
+      for (const [id, value] of Object.entries(call.input?.prompt?.parts ?? {})) {
         if (parts.has(id)) continue;
         parts.set(id, JSON.stringify(value));
         if (wanted.has(id)) found += 1;
@@ -66,4 +66,12 @@ export async function readRunPartsFromHistory(client: Client, owner: PartOwner, 
     pageBatches = Math.min(pageBatches * 2, MAX_PAGE_BATCHES);
   } while (nextPageToken);
   return parts;
+}
+
+/** The `callModel` input an event schedules, decoded (and decrypted) by the client's converter, with its payloads; undefined for any other event. */
+export async function scheduledModelCall(converter: LoadedDataConverter, event: temporal.api.history.v1.IHistoryEvent): Promise<{ input: CallModelInput; payloads: Payload[] } | undefined> {
+  const scheduled = event.activityTaskScheduledEventAttributes;
+  if (scheduled?.activityType?.name !== 'callModel') return undefined;
+  const payloads = (scheduled.input?.payloads ?? []) as Payload[];
+  return { input: await decodeFromPayloadsAtIndex<CallModelInput>(converter, 0, payloads), payloads };
 }

@@ -1,7 +1,6 @@
 import type { Client } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { CallModelInput } from '../activities/activity-types';
+import { scheduledModelCall } from '../activities/prompt-parts-in-history';
 import type { ChatMessage } from '../workflows/chat-message';
 import { workflowIdFor } from '../workflows/messages';
 
@@ -36,10 +35,9 @@ export async function readModelPrompts(client: Client, sessionId: string, runId?
   const prompts: ModelPrompt[] = [];
   const bySchedule = new Map<number, ModelPrompt>();
   for (const event of history.events ?? []) {
-    const scheduled = event.activityTaskScheduledEventAttributes;
-    if (scheduled?.activityType?.name === 'callModel') {
-      const payloads = (scheduled.input?.payloads ?? []) as Payload[];
-      const input = await decodeFromPayloadsAtIndex<CallModelInput>(converter, 0, payloads);
+    const call = await scheduledModelCall(converter, event);
+    if (call) {
+      const { input, payloads } = call;
       const prompt = input.prompt;
       if (prompt) for (const [id, value] of Object.entries(prompt.parts)) parts.set(id, value);
       const lookup = <T>(id: string): T => {
