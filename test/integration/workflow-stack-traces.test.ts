@@ -52,7 +52,8 @@ describe('stack traces of session workflows', () => {
     try {
       const stack = await stackOfIdleSession(env);
       expect(sessionFrames(stack).length).toBeGreaterThan(0);
-      expect(stack).toMatch(/agentSession|session-run|condition/);
+      // An idle session waits for its next message or its idle deadline (workflows/idle-deadline.ts).
+      expect(stack).toMatch(/agentSession|session-run|IdleDeadline|idle-deadline/);
     } finally {
       await env.close();
     }
