@@ -222,7 +222,7 @@ interface Part {
 
 const heldBytes = (part: Part): number => part.body.length + (part.parsedBytes ?? 0);
 
-
+/** Freezes a parsed part and everything in it. */
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
