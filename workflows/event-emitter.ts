@@ -89,7 +89,7 @@ export class EventEmitter {
   }
 
   private publish(candidate: unknown): void {
-    const parsed = AgentEvent.safeParse(candidate);
+    const parsed = AgentEvent.safeParse(candidate, { jitless: true });
     if (!parsed.success) {
       this.drop(`event does not match AgentEvent: ${describeZodError(parsed.error)}`);
       return;
