@@ -50,11 +50,43 @@ function kept<T extends Instrument>(meter: MetricMeter, id: string, make: () => 
   return found;
 }
 
+/*
+ * A record crosses into the SDK's native meter, about 40 µs under load (six
+ * a model call). Made where they happen, an activity's records ran before it
+ * handed back its result. So a record of activity scope takes its meter and
+ * tags at once and is made once the current callbacks are done, by when the
+ * result is on its way to the server (docs/performance.md). Records of worker
+ * scope (MCP connections, off any step's path) are made at once: a scrape
+ * right after a connection event sees it.
+ */
+const pending: Array<() => void> = [];
+
+function recordSoon(scope: MeterScope, record: () => void): void {
+  if (scope === 'worker') {
+    record();
+    return;
+  }
+  pending.push(record);
+  if (pending.length === 1) setImmediate(flushMetrics);
+}
+
+/** Makes every record still waiting; a record that fails is dropped alone (a metric must never fail the work it measures). */
+export function flushMetrics(): void {
+  for (const record of pending.splice(0)) {
+    try {
+      record();
+    } catch {
+      // Nothing to do: the exporter rejected one value.
+    }
+  }
+}
+
 export function countMetric(key: MetricKey, tags: MetricTags = {}, value = 1, scope: MeterScope = 'activity'): void {
   if (!(value > 0)) return;
   const m = METRICS[key];
   const { meter, tags: base } = target(scope);
-  kept(meter, `counter ${m.name}`, () => meter.createCounter(m.name, undefined, m.help)).add(value, { ...base, ...tags });
+  const all = { ...base, ...tags };
+  recordSoon(scope, () => kept(meter, `counter ${m.name}`, () => meter.createCounter(m.name, undefined, m.help)).add(value, all));
 }
 
 export function observeMetric(key: MetricKey, value: number, tags: MetricTags = {}, scope: MeterScope = 'activity'): void {
@@ -62,7 +94,9 @@ export function observeMetric(key: MetricKey, value: number, tags: MetricTags = 
   const m = METRICS[key];
   const valueType = 'valueType' in m ? m.valueType : 'float';
   const { meter, tags: base } = target(scope);
-  kept(meter, `histogram ${valueType} ${m.name}`, () => meter.createHistogram(m.name, valueType, undefined, m.help)).record(valueType === 'int' ? Math.round(value) : value, { ...base, ...tags });
+  const all = { ...base, ...tags };
+  const recorded = valueType === 'int' ? Math.round(value) : value;
+  recordSoon(scope, () => kept(meter, `histogram ${valueType} ${m.name}`, () => meter.createHistogram(m.name, valueType, undefined, m.help)).record(recorded, all));
 }
 
 /** Sets a gauge of the catalog. */
@@ -71,5 +105,6 @@ export function setMetric(key: MetricKey, value: number, tags: MetricTags = {}, 
   const m = METRICS[key];
   const valueType = 'valueType' in m ? m.valueType : 'int';
   const { meter, tags: base } = target(scope);
-  kept(meter, `gauge ${valueType} ${m.name}`, () => meter.createGauge(m.name, valueType, undefined, m.help)).set(value, { ...base, ...tags });
+  const all = { ...base, ...tags };
+  recordSoon(scope, () => kept(meter, `gauge ${valueType} ${m.name}`, () => meter.createGauge(m.name, valueType, undefined, m.help)).set(value, all));
 }
