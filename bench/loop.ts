@@ -13,7 +13,10 @@
  * absolute time; `history_bytes_per_step` is what a step writes to history.
  * The last line printed is one JSON object.
  *
- *   npm run bench:loop -- [--turns 40] [--steps 5] [--warmup 5] [--turns-per-session 10]
+ *   npm run bench:loop -- [--turns 40] [--steps 5] [--warmup 5] [--turns-per-session 10] [--legs]
+ *
+ * `--legs` also times each leg of a step, session and floor alike
+ * (support/core-legs.ts), and reports the medians as `legs_ms`.
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -36,6 +39,7 @@ import { printReport } from './support/report';
 import { SessionContender } from './support/session-contender';
 import { diffTotals, freePort, scrapeHistograms } from './support/worker-metrics';
 import { intOption } from './support/int-option';
+import { CoreLegs, legMedians } from './support/core-legs';
 
 const TARGET_MS = 30;
 
@@ -46,6 +50,7 @@ function options() {
       steps: { type: 'string', default: '5' },
       warmup: { type: 'string', default: '5' },
       'turns-per-session': { type: 'string', default: '10' },
+      legs: { type: 'boolean', default: false },
     },
   });
   return {
@@ -53,6 +58,7 @@ function options() {
     steps: intOption('steps', values.steps, 2, 50),
     warmup: intOption('warmup', values.warmup, 1, 1_000),
     turnsPerSession: intOption('turns-per-session', values['turns-per-session'], 1, 1_000),
+    legs: values.legs === true,
   };
 }
 
@@ -74,6 +80,8 @@ async function main(started: Started): Promise<void> {
     logger: new DefaultLogger('WARN'),
     telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${metricsPort}` } } },
   });
+  const legs = opts.legs ? new CoreLegs() : undefined;
+  legs?.install();
   const stack = await ensureStack({ log: (line) => log(`[stack] ${line}`) });
   const id = randomUUID().slice(0, 8);
   const modelChild = await startChild('bench-model-process.ts', { args: [String(opts.steps - 1)], ready: /^model /, label: 'model' });
@@ -130,6 +138,7 @@ async function main(started: Started): Promise<void> {
   const plainMs: number[] = [];
   const workflowMs: number[] = [];
   const floorMs: number[] = [];
+  legs?.reset();
   const metricsBefore = await scrapeHistograms(metricsPort, workerMetricsOf(taskQueue, floorQueue));
   // CPU time of every process on a step's path, read around each contender's turns: what a step costs the machine.
   const servers = (await stackStatus()).components.filter((c) => c.pid !== null).map((c) => [c.name, c.pid as number] as const);
@@ -168,7 +177,18 @@ async function main(started: Started): Promise<void> {
   for (const sessionId of sessions.all.slice(measured)) await addSessionHistory(agent.client, sessionId, breakdown);
 
   printReport(
-    { turns: opts.turns, stepsPerTurn: opts.steps, targetMs: TARGET_MS, plainMs, workflowMs, floorMs, breakdown, workerMetrics, cpu },
+    {
+      turns: opts.turns,
+      stepsPerTurn: opts.steps,
+      targetMs: TARGET_MS,
+      plainMs,
+      workflowMs,
+      floorMs,
+      breakdown,
+      workerMetrics,
+      cpu,
+      ...(legs ? { legs: { session: legMedians(legs.legs(taskQueue)), floor: legMedians(legs.legs(floorQueue)) } } : {}),
+    },
     (line) => void report.push(line),
   );
 }

@@ -14,6 +14,8 @@ export interface BenchSamples {
   workerMetrics: HistogramTotals;
   /** CPU time each process used during each contender's measured turns, in ms, by contender then process. */
   cpu: Record<'plain' | 'session' | 'floor', Map<string, number>>;
+  /** With `--legs`: each leg's median in ms, session and floor (core-legs.ts). */
+  legs?: { session: Record<string, number | null>; floor: Record<string, number | null> };
 }
 
 /** Issue 15: a session step costs at most 1.2 times the bare Temporal workflow of the same shape. */
@@ -80,6 +82,13 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
     out(`  ${who.padEnd(24)}${names.map((n) => col(used[n] ?? 0)).join('')}${col(Object.values(used).reduce((a, b) => a + b, 0))}`);
   }
 
+  if (s.legs) {
+    out('a step leg by leg, as the worker meets the SDK core (median ms; "done" is the worker handing back its answer):');
+    out(`  ${''.padEnd(52)}${'session'.padStart(10)}${'floor'.padStart(10)}`);
+    const cell = (v: number | null | undefined) => (v === null || v === undefined ? '-'.padStart(10) : col(v));
+    for (const leg of Object.keys(s.legs.session)) out(`  ${leg.padEnd(52)}${cell(s.legs.session[leg])}${cell(s.legs.floor[leg])}`);
+  }
+
   const overheadMedian = median(overhead);
   const ratio = median(workflowStep) / median(plainStep);
   const floorRatio = median(workflowStep) / median(floorStep);
@@ -109,6 +118,7 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
       above_floor_and_model_ms_median: round(median(aboveFloorAndModel)),
       history_bytes_per_step: Math.round(s.breakdown.historyBytes / steps),
       cpu_ms_per_step: cpu,
+      ...(s.legs ? { legs_ms: s.legs } : {}),
       model_input_bytes_per_step: Math.round(s.breakdown.modelInputBytes / steps),
       target_ms: s.targetMs,
       target_met: overheadMedian <= s.targetMs,

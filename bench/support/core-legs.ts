@@ -1,0 +1,142 @@
+import { native } from '@temporalio/core-bridge';
+import { coresdk } from '@temporalio/proto';
+import { median, round } from './stats';
+
+/*
+ * `bench:loop -- --legs`: where a step's time goes, leg by leg, for the
+ * session and the floor alike. The worker and the SDK core talk through a
+ * handful of native functions (poll and complete a workflow activation, poll
+ * and complete an activity task, local ones included). Wrapped, they give the
+ * moment each activation and task reaches the worker and the moment the
+ * worker hands back its answer; the time between two such moments of one run
+ * is a leg. A leg from a hand-back to the next arrival is the SDK core, the
+ * server and the queues between them; the others are the worker's own.
+ *
+ * This wraps functions of `@temporalio/core-bridge` that are not public API
+ * (the pinned SDK version is the one it was written against), decodes every
+ * activation and task once more (a few µs each, paid by both contenders),
+ * and is on only when asked for.
+ */
+
+type Moment = { at: number; what: string };
+
+/** Names a leg's ends alike for the session and the floor: the model call's activity and the tool's local one. */
+function kindOf(activityType: string, local: boolean): string {
+  if (local) return activityType === 'executeTool' || activityType === 'floorNoop' ? 'tool' : `local ${activityType}`;
+  return activityType === 'callModel' || activityType === 'floorNoop' ? 'model' : activityType;
+}
+
+function jobsOf(activation: coresdk.workflow_activation.IWorkflowActivation): string {
+  const names = (activation.jobs ?? []).map((job) => {
+    if (job.resolveActivity) return job.resolveActivity.isLocal ? 'tool/local result' : 'activity result';
+    const set = Object.entries(job).find(([key, value]) => key !== 'toJSON' && value != null);
+    return set ? set[0] : 'job';
+  });
+  return names.join(', ');
+}
+
+export class CoreLegs {
+  private readonly queues = new WeakMap<object, string>();
+  /** Per task queue, per run: the moments in order. */
+  private readonly runs = new Map<string, Map<string, Moment[]>>();
+  /** An activity task's run, by task token, until the task is completed. */
+  private readonly taskRuns = new Map<string, { run: string; what: string }>();
+
+  /** Wraps the native functions; call before any worker is created. */
+  install(): void {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- replacing native functions of any signature
+    const n = native as unknown as Record<string, (...args: any[]) => unknown>;
+    const newWorker = n.newWorker as (client: unknown, options: { taskQueue: string }) => object;
+    n.newWorker = (client: unknown, options: unknown) => {
+      const worker = newWorker(client, options as { taskQueue: string });
+      this.queues.set(worker, (options as { taskQueue: string }).taskQueue);
+      return worker;
+    };
+    const pollActivation = n.workerPollWorkflowActivation as (worker: object) => Promise<Buffer>;
+    n.workerPollWorkflowActivation = async (worker: object) => {
+      const buffer = await pollActivation(worker);
+      const at = performance.now();
+      const activation = coresdk.workflow_activation.WorkflowActivation.decode(buffer);
+      this.note(worker, activation.runId, at, `activation (${jobsOf(activation)})`);
+      return buffer;
+    };
+    const completeActivation = n.workerCompleteWorkflowActivation as (worker: object, result: Buffer) => Promise<void>;
+    n.workerCompleteWorkflowActivation = (worker: object, result: Buffer) => {
+      const at = performance.now();
+      const completion = coresdk.workflow_completion.WorkflowActivationCompletion.decodeDelimited(result);
+      this.note(worker, completion.runId, at, 'activation done');
+      return completeActivation(worker, result);
+    };
+    const pollTask = n.workerPollActivityTask as (worker: object) => Promise<Buffer>;
+    n.workerPollActivityTask = async (worker: object) => {
+      const buffer = await pollTask(worker);
+      const at = performance.now();
+      const task = coresdk.activity_task.ActivityTask.decode(buffer);
+      const run = task.start?.workflowExecution?.runId;
+      if (task.start && run) {
+        const what = kindOf(task.start.activityType ?? '', task.start.isLocal === true);
+        this.taskRuns.set(Buffer.from(task.taskToken ?? []).toString('base64'), { run, what });
+        this.note(worker, run, at, `${what} task`);
+      }
+      return buffer;
+    };
+    const completeTask = n.workerCompleteActivityTask as (worker: object, result: Buffer) => Promise<void>;
+    n.workerCompleteActivityTask = (worker: object, result: Buffer) => {
+      const at = performance.now();
+      const completion = coresdk.ActivityTaskCompletion.decodeDelimited(result);
+      const token = Buffer.from(completion.taskToken ?? []).toString('base64');
+      const task = this.taskRuns.get(token);
+      this.taskRuns.delete(token);
+      if (task) this.note(worker, task.run, at, `${task.what} done`);
+      return completeTask(worker, result);
+    };
+  }
+
+  private note(worker: object, run: string, at: number, what: string): void {
+    const queue = this.queues.get(worker) ?? 'unknown';
+    let runs = this.runs.get(queue);
+    if (!runs) this.runs.set(queue, (runs = new Map()));
+    let moments = runs.get(run);
+    if (!moments) runs.set(run, (moments = []));
+    moments.push({ at, what });
+  }
+
+  /** Forgets what was seen so far: the warm-up turns. */
+  reset(): void {
+    this.runs.clear();
+  }
+
+  /** Each leg of a task queue's runs (`from -> to`) with its durations in ms. */
+  legs(taskQueue: string): Map<string, number[]> {
+    const out = new Map<string, number[]>();
+    for (const moments of this.runs.get(taskQueue)?.values() ?? []) {
+      for (let i = 1; i < moments.length; i++) {
+        const [from, to] = [moments[i - 1] as Moment, moments[i] as Moment];
+        const key = `${from.what} -> ${to.what}`;
+        let durations = out.get(key);
+        if (!durations) out.set(key, (durations = []));
+        durations.push(to.at - from.at);
+      }
+    }
+    return out;
+  }
+}
+
+/** The legs a step of both contenders goes through, in order, and each one's median per contender. */
+export const STEP_LEGS = [
+  'activation (activity result) -> activation done',
+  'activation done -> tool task',
+  'tool task -> tool done',
+  'tool done -> activation (tool/local result)',
+  'activation (tool/local result) -> activation done',
+  'activation done -> model task',
+  'model task -> model done',
+  'model done -> activation (activity result)',
+] as const;
+
+export function legMedians(legs: Map<string, number[]>): Record<string, number | null> {
+  return Object.fromEntries(STEP_LEGS.map((leg) => {
+    const durations = legs.get(leg) ?? [];
+    return [leg, durations.length > 0 ? round(median(durations)) : null];
+  }));
+}
