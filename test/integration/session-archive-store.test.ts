@@ -12,7 +12,7 @@ import { useMonitoredDb } from '../support/monitored-db';
  * still load, and a save moves their content out.
  */
 
-const m = useMonitoredDb('archives', []);
+const m = useMonitoredDb('archives', ['insert', 'update']);
 const repo = () => new SessionArchiveRepository(m.db);
 const headers = () => m.db.collection<{ _id: string } & Record<string, unknown>>(SESSIONS_COLLECTION);
 const contents = () => m.db.collection<{ _id: string; sessionId: string }>(SESSION_CONTENTS_COLLECTION);
@@ -101,6 +101,27 @@ it('keeps a small header in sessions and the content apart, one content per sess
   await repo().save({ archive: second, baseVersion: 1 });
   expect(await repo().load(sessionId)).toEqual(second);
   expect(await contentIdsOf(sessionId)).toEqual([(await headers().findOne({ _id: sessionId }))?.contentId]);
+});
+
+it('a save inserts its content, no upsert (FerretDB reads every content for one that matches nothing); a retry that finds it written replaces it', async () => {
+  const sessionId = 'split-insert';
+  const saved = archive(sessionId, 1, 2);
+  // An attempt that wrote the content and died before naming it in the header left this behind.
+  await contents().insertOne({ _id: `${sessionId}/1/${saved.archivedAt}`, sessionId, window: [] } as never);
+  const from = m.commands.length;
+  await expect(repo().save({ archive: saved, baseVersion: 0 })).resolves.toEqual({ version: 1 });
+  expect(await repo().load(sessionId)).toEqual(saved);
+  const writes = m.commands.slice(from).filter((c) => c.command[c.commandName] === SESSION_CONTENTS_COLLECTION);
+  expect(writes.map((c) => c.commandName)).toEqual(['insert', 'update']);
+  // The replace that follows the refused insert names the one content by id.
+  expect((writes[1]?.command.updates as Array<{ q: unknown }>)[0]?.q).toEqual({ _id: `${sessionId}/1/${saved.archivedAt}` });
+
+  const next = archive(sessionId, 2, 3);
+  const before = m.commands.length;
+  await repo().save({ archive: next, baseVersion: 1 });
+  const upserts = m.commands.slice(before).filter((c) => c.command[c.commandName] === SESSION_CONTENTS_COLLECTION && c.commandName === 'update');
+  expect(upserts).toEqual([]);
+  expect(await repo().load(sessionId)).toEqual(next);
 });
 
 it('a save that loses the version check writes nothing and leaves no content behind; a retried save that landed returns its version', async () => {
