@@ -350,12 +350,44 @@ const cloneJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
  * tool or server then validates on its own, as before.
  */
 export function checkJsonSchema(value: unknown, schema: Record<string, unknown>, options: CheckOptions = {}): SchemaIssue[] {
-  const root = withoutPatterns(cloneJson(schema)) as Schema;
   try {
-    const lookup = dereference(root);
-    const result = validate(cloneJson(value) ?? null, root, draftOf(schema), lookup, false);
+    const { root, lookup, draft } = prepared(schema);
+    const result = validate(cloneJson(value) ?? null, root, draft, lookup, false);
     return result.valid ? [] : toIssues(result.errors, value, root, lookup, options);
   } catch {
     return [];
   }
+}
+
+/** A schema made ready to check against: copied, without its patterns, its references resolved. */
+interface PreparedSchema {
+  root: Schema;
+  lookup: ReturnType<typeof dereference>;
+  draft: SchemaDraft;
+}
+
+/** How many prepared schemas are kept: a session's tools, and then some. */
+const PREPARED_KEPT = 64;
+const preparedByText = new Map<string, PreparedSchema>();
+
+/**
+ * The same tool's schema is checked at every call of it, and preparing it
+ * (a copy, the patterns taken out, `$ref`s resolved) cost more than the check
+ * itself. Prepared schemas are kept by their JSON text, not by object, so a
+ * schema changed in place is prepared anew; the validator only reads them.
+ */
+function prepared(schema: Record<string, unknown>): PreparedSchema {
+  const text = JSON.stringify(schema);
+  const kept = preparedByText.get(text);
+  if (kept) {
+    // Most recently used last: the first entry is the one to let go.
+    preparedByText.delete(text);
+    preparedByText.set(text, kept);
+    return kept;
+  }
+  const root = withoutPatterns(JSON.parse(text)) as Schema;
+  const made = { root, lookup: dereference(root), draft: draftOf(schema) };
+  preparedByText.set(text, made);
+  if (preparedByText.size > PREPARED_KEPT) preparedByText.delete(preparedByText.keys().next().value as string);
+  return made;
 }

@@ -43,3 +43,21 @@ describe('checkJsonSchema', () => {
     expect(checkJsonSchema(true, schema)).toHaveLength(1);
   });
 });
+
+describe('prepared schemas, kept between checks', () => {
+  test('a schema changed in place after a check is checked as it is now', () => {
+    const schema: Record<string, unknown> = { type: 'object', properties: { a: { type: 'number' } }, required: ['a'] };
+    expect(checkJsonSchema({ a: 1 }, schema)).toEqual([]);
+    (schema.properties as { a: { type: string } }).a.type = 'string';
+    expect(checkJsonSchema({ a: 1 }, schema).map((i) => i.path)).toEqual(['a']);
+  });
+
+  test('a schema with references checked again gives the same verdicts', () => {
+    const schema = { type: 'object', $defs: { n: { type: 'integer', minimum: 1 } }, properties: { count: { $ref: '#/$defs/n' } }, required: ['count'] };
+    const first = checkJsonSchema({ count: 0 }, schema);
+    expect(first.map((i) => i.path)).toEqual(['count']);
+    expect(checkJsonSchema({ count: 0 }, schema)).toEqual(first);
+    expect(checkJsonSchema({ count: 2 }, schema)).toEqual([]);
+    expect(checkJsonSchema({ count: 'two' }, structuredClone(schema)).map((i) => i.path)).toEqual(['count']);
+  });
+});
