@@ -44,4 +44,12 @@ describe('prompts by reference, as the workflow builds them', () => {
     expect(contentTag('')).toMatch(/^[0-9a-f]{6}$/);
     expect(tagOf(user)).not.toBe(tag);
   });
+
+  it('tags as every earlier version did: workers check digests written by older runs', () => {
+    // FNV-1a over the UTF-16 code units, bits 8 to 31: values from the first version of the tag.
+    expect(contentTag(JSON.stringify({ role: 'user', content: 'hi' }))).toBe('5de3a9');
+    expect(contentTag('')).toBe('811c9d');
+    expect(promptDigest(['p1', 'p2'])).toBe(contentTag('p1,p2'));
+    expect(contentTag('p1,p2')).toBe('a974c2');
+  });
 });
