@@ -60,24 +60,35 @@ function kept<T extends Instrument>(meter: MetricMeter, id: string, make: () => 
  * right after a connection event sees it.
  */
 const pending: Array<() => void> = [];
+let flushScheduled = false;
 
 function recordSoon(scope: MeterScope, record: () => void): void {
   if (scope === 'worker') {
-    record();
+    recordOne(record);
     return;
   }
   pending.push(record);
-  if (pending.length === 1) setImmediate(flushMetrics);
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(flushMetrics);
 }
 
-/** Makes every record still waiting; a record that fails is dropped alone (a metric must never fail the work it measures). */
+/** Makes every record still waiting. */
 export function flushMetrics(): void {
-  for (const record of pending.splice(0)) {
-    try {
-      record();
-    } catch {
-      // Nothing to do: the exporter rejected one value.
-    }
+  flushScheduled = false;
+  for (const record of pending.splice(0)) recordOne(record);
+}
+
+let refusedLogged = false;
+
+/** A record the meter refuses is dropped alone, and the first such refusal logged: a metric must never fail the work it measures. */
+function recordOne(record: () => void): void {
+  try {
+    record();
+  } catch (err) {
+    if (refusedLogged) return;
+    refusedLogged = true;
+    console.warn(`[metrics] the meter refused a record (${err instanceof Error ? err.message : String(err)}); later refusals are not logged`);
   }
 }
 

@@ -173,6 +173,7 @@ async function main(started: Started): Promise<void> {
     for (let j = 0; j < runs.length; j++) await (runs[(i + j) % runs.length] as () => Promise<void>)();
   }
   const workerMetrics = diffTotals(await scrapeHistograms(metricsPort, workerMetricsOf(taskQueue, floorQueue)), metricsBefore);
+  if (legs && legs.missed > 0) log(`[bench] --legs: ${legs.missed} moment(s) could not be decoded and were left out`);
   const breakdown = emptyBreakdown();
   for (const sessionId of sessions.all.slice(measured)) await addSessionHistory(agent.client, sessionId, breakdown);
 

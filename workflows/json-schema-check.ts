@@ -368,6 +368,8 @@ interface PreparedSchema {
 
 /** How many prepared schemas are kept: a session's tools, and then some. */
 const PREPARED_KEPT = 64;
+/** A schema longer than this as JSON is prepared at each check, not kept: the cache stays a few MB at most. */
+const PREPARED_MAX_CHARS = 32_768;
 const preparedByText = new Map<string, PreparedSchema>();
 
 /**
@@ -387,6 +389,7 @@ function prepared(schema: Record<string, unknown>): PreparedSchema {
   }
   const root = withoutPatterns(JSON.parse(text)) as Schema;
   const made = { root, lookup: dereference(root), draft: draftOf(schema) };
+  if (text.length > PREPARED_MAX_CHARS) return made;
   preparedByText.set(text, made);
   if (preparedByText.size > PREPARED_KEPT) preparedByText.delete(preparedByText.keys().next().value as string);
   return made;

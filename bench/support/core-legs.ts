@@ -56,41 +56,61 @@ export class CoreLegs {
     n.workerPollWorkflowActivation = async (worker: object) => {
       const buffer = await pollActivation(worker);
       const at = performance.now();
-      const activation = coresdk.workflow_activation.WorkflowActivation.decode(buffer);
-      this.note(worker, activation.runId, at, `activation (${jobsOf(activation)})`);
+      this.safely(() => {
+        const activation = coresdk.workflow_activation.WorkflowActivation.decode(buffer);
+        this.note(worker, activation.runId, at, `activation (${jobsOf(activation)})`);
+      });
       return buffer;
     };
     const completeActivation = n.workerCompleteWorkflowActivation as (worker: object, result: Buffer) => Promise<void>;
     n.workerCompleteWorkflowActivation = (worker: object, result: Buffer) => {
       const at = performance.now();
-      const completion = coresdk.workflow_completion.WorkflowActivationCompletion.decodeDelimited(result);
-      this.note(worker, completion.runId, at, 'activation done');
+      this.safely(() => {
+        const completion = coresdk.workflow_completion.WorkflowActivationCompletion.decodeDelimited(result);
+        this.note(worker, completion.runId, at, 'activation done');
+      });
       return completeActivation(worker, result);
     };
     const pollTask = n.workerPollActivityTask as (worker: object) => Promise<Buffer>;
     n.workerPollActivityTask = async (worker: object) => {
       const buffer = await pollTask(worker);
       const at = performance.now();
-      const task = coresdk.activity_task.ActivityTask.decode(buffer);
-      const run = task.start?.workflowExecution?.runId;
-      if (task.start && run) {
-        const what = kindOf(task.start.activityType ?? '', task.start.isLocal === true);
-        this.taskRuns.set(Buffer.from(task.taskToken ?? []).toString('base64'), { run, what });
-        this.note(worker, run, at, `${what} task`);
-      }
+      this.safely(() => {
+        const task = coresdk.activity_task.ActivityTask.decode(buffer);
+        const run = task.start?.workflowExecution?.runId;
+        if (task.start && run) {
+          const what = kindOf(task.start.activityType ?? '', task.start.isLocal === true);
+          this.taskRuns.set(Buffer.from(task.taskToken ?? []).toString('base64'), { run, what });
+          this.note(worker, run, at, `${what} task`);
+        }
+      });
       return buffer;
     };
     const completeTask = n.workerCompleteActivityTask as (worker: object, result: Buffer) => Promise<void>;
     n.workerCompleteActivityTask = (worker: object, result: Buffer) => {
       const at = performance.now();
-      const completion = coresdk.ActivityTaskCompletion.decodeDelimited(result);
-      const token = Buffer.from(completion.taskToken ?? []).toString('base64');
-      const task = this.taskRuns.get(token);
-      this.taskRuns.delete(token);
-      if (task) this.note(worker, task.run, at, `${task.what} done`);
+      this.safely(() => {
+        const completion = coresdk.ActivityTaskCompletion.decodeDelimited(result);
+        const token = Buffer.from(completion.taskToken ?? []).toString('base64');
+        const task = this.taskRuns.get(token);
+        this.taskRuns.delete(token);
+        if (task) this.note(worker, task.run, at, `${task.what} done`);
+      });
       return completeTask(worker, result);
     };
   }
+
+  /** Timing never breaks the worker: a buffer it cannot read is a moment missed, counted in `missed`. */
+  private safely(look: () => void): void {
+    try {
+      look();
+    } catch {
+      this.missed += 1;
+    }
+  }
+
+  /** Moments not noted because their buffer could not be decoded. */
+  missed = 0;
 
   private note(worker: object, run: string, at: number, what: string): void {
     const queue = this.queues.get(worker) ?? 'unknown';
@@ -104,6 +124,7 @@ export class CoreLegs {
   /** Forgets what was seen so far: the warm-up turns. */
   reset(): void {
     this.runs.clear();
+    this.missed = 0;
   }
 
   /** Each leg of a task queue's runs (`from -> to`) with its durations in ms. */
