@@ -38,6 +38,13 @@ export interface AgentSessionResult {
 export const EVENTS_FROM_WORKFLOW_ONLY = 'events-from-workflow-only';
 
 /**
+ * Patch id: the session does not close while a message accepted in the same
+ * activation is still on its way to the queue; it runs that turn first.
+ * Consulted only when that happens, so other histories are unchanged.
+ */
+export const MESSAGE_ARRIVING_BEFORE_CLOSE = 'message-arriving-before-close';
+
+/**
  * Patch id: a run started with a carried state the workflow cannot read (a
  * wrong type anywhere the code relies on one; workflows/carried-state-check.ts)
  * is refused with the field named, and one started with `carried: null` is
@@ -124,6 +131,13 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
         const continueAsNew = makeContinueAsNewFunc<typeof agentSession>();
         return continueAsNew({ options: input.options, carried });
       }
+      continue;
+    }
+    // A message accepted in this same activation may still be on its way to the queue (its handler first
+    // waits for the archive to be read): it runs before the session closes. Without this an end request or
+    // the idle timeout seen first closed the run, and the handler waited for its turn for ever.
+    if (run.arriving > 0 && patched(MESSAGE_ARRIVING_BEFORE_CLOSE)) {
+      await condition(() => run.arriving === 0);
       continue;
     }
     if (!woke || run.endRequested) break;

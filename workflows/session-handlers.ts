@@ -76,40 +76,58 @@ export function registerSessionHandlers(run: SessionRun): void {
   setHandler(
     sendMessageUpdate,
     async (raw): Promise<SendMessageResult> => {
-      // The validator has accepted it already; parsing again gives the typed value with defaults.
-      const msg = parseUpdateInput(SendMessageInput, raw, 'sendMessage');
-      // The first message of a restored session may arrive before the archive is read.
-      await condition(() => run.restored);
-      // Only now is the owner known for sure (the archive keeps it). Histories from before
-      // `principal-required` carry no principal and were accepted: they still are.
-      const refused = msg.principal ? refusalFor(run.owner, msg.principal, 'send') : undefined;
-      if (refused) {
-        // The message that started this run came from someone else: the run fails, like one started with invalid options.
-        if (!run.carried && run.acceptedInRun === 0) run.startRefused = refused;
-        throw notAuthorized(refused);
+      // Counted from the activation that accepted it until it is queued or answered: the session's loop
+      // must not close the run on a message still on its way to the queue (agent-session.ts).
+      // No await is added here: the handler's steps keep the timing they had.
+      run.arriving += 1;
+      let counted = true;
+      const arrived = (): void => {
+        if (!counted) return;
+        counted = false;
+        run.arriving -= 1;
+      };
+      try {
+        // The validator has accepted it already; parsing again gives the typed value with defaults.
+        const msg = parseUpdateInput(SendMessageInput, raw, 'sendMessage');
+        // The first message of a restored session may arrive before the archive is read.
+        await condition(() => run.restored);
+        // Only now is the owner known for sure (the archive keeps it). Histories from before
+        // `principal-required` carry no principal and were accepted: they still are.
+        const refused = msg.principal ? refusalFor(run.owner, msg.principal, 'send') : undefined;
+        if (refused) {
+          // The message that started this run came from someone else: the run fails, like one started with invalid options.
+          if (!run.carried && run.acceptedInRun === 0) run.startRefused = refused;
+          throw notAuthorized(refused);
+        }
+        const seen = msg.clientMessageId ? run.processed.get(msg.clientMessageId) : undefined;
+        if (seen) {
+          arrived();
+          return msg.waitForTurn ? { ...seen, turn: await run.turnResult(seen.turnId, seen.version) } : seen;
+        }
+        if (msg.expectedVersion !== undefined && msg.expectedVersion !== run.version) throw versionConflict(sessionId, run.version, msg.expectedVersion);
+        run.version += 1;
+        run.turnSeq += 1;
+        const result: SendMessageResult = { turnId: `turn-${run.turnSeq}`, version: run.version };
+        if (msg.clientMessageId) {
+          run.processed.set(msg.clientMessageId, result);
+          if (run.processed.size > DEDUPE_MEMORY) run.processed.delete(run.processed.keys().next().value as string);
+        }
+        run.acceptedInRun += 1;
+        run.queue.push({
+          turnId: result.turnId,
+          text: msg.text,
+          clientMessageId: msg.clientMessageId,
+          receivedAt: nowIso(),
+          ...(msg.principal ? { by: actorOf(msg.principal) } : {}),
+        });
+        arrived();
+        // Runs from before the patch also wrote the memo here; the turn this message starts writes it when it ends.
+        if (!patched(MEMO_VERSION_AT_TURN_END)) run.noteVersion();
+        if (run.running && options.busyPolicy === 'interrupt') run.interruptRunning('a new message arrived');
+        return msg.waitForTurn ? { ...result, turn: await run.turnResult(result.turnId, result.version) } : result;
+      } finally {
+        arrived();
       }
-      const seen = msg.clientMessageId ? run.processed.get(msg.clientMessageId) : undefined;
-      if (seen) return msg.waitForTurn ? { ...seen, turn: await run.turnResult(seen.turnId, seen.version) } : seen;
-      if (msg.expectedVersion !== undefined && msg.expectedVersion !== run.version) throw versionConflict(sessionId, run.version, msg.expectedVersion);
-      run.version += 1;
-      run.turnSeq += 1;
-      const result: SendMessageResult = { turnId: `turn-${run.turnSeq}`, version: run.version };
-      if (msg.clientMessageId) {
-        run.processed.set(msg.clientMessageId, result);
-        if (run.processed.size > DEDUPE_MEMORY) run.processed.delete(run.processed.keys().next().value as string);
-      }
-      run.acceptedInRun += 1;
-      run.queue.push({
-        turnId: result.turnId,
-        text: msg.text,
-        clientMessageId: msg.clientMessageId,
-        receivedAt: nowIso(),
-        ...(msg.principal ? { by: actorOf(msg.principal) } : {}),
-      });
-      // Runs from before the patch also wrote the memo here; the turn this message starts writes it when it ends.
-      if (!patched(MEMO_VERSION_AT_TURN_END)) run.noteVersion();
-      if (run.running && options.busyPolicy === 'interrupt') run.interruptRunning('a new message arrived');
-      return msg.waitForTurn ? { ...result, turn: await run.turnResult(result.turnId, result.version) } : result;
     },
     {
       validator: (raw) => {

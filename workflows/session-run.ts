@@ -83,6 +83,8 @@ export class SessionRun {
   running: RunningTurn | null = null;
   endRequested = false;
   closing = false;
+  /** sendMessage handlers accepted and not yet queued (waiting for the archive to be read): never carried, zero between activations' turns. */
+  arriving = 0;
   /** Set once this run has decided to continue as new: handlers waiting for a turn let go. */
   continuing = false;
   /** False until a fresh run has read its archive (a restored session's first message waits for it). */

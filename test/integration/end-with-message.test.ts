@@ -1,0 +1,62 @@
+import { sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+import { workflowIdFor } from '../../workflows/messages';
+import { MESSAGE_ARRIVING_BEFORE_CLOSE, type agentSession } from '../../workflows/agent-session';
+
+/*
+ * An end request and a message that reach the session in the same
+ * activation (the fuzzer met it: endSession, then a message, while the
+ * worker was busy). The message's handler first waits for the archive to be
+ * read, so the loop saw the end request with the queue still empty, closed
+ * the run, and the accepted message waited for a turn that never came: the
+ * session hung in "closing" for ever. The message now runs first.
+ */
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await startTestEnv({ name: 'end-with-message' });
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+it('runs a message that arrives with an end request, then archives the session', async () => {
+  const sessionId = uniqueId('s');
+  const options = sessionOptions(sessionId);
+  env.model.script(
+    [
+      { respond: { kind: 'text', text: 'first answer' } },
+      { respond: { kind: 'text', text: 'last answer' } },
+    ],
+    { lane: sessionId },
+  );
+  const { turnId } = await env.agent.send(options, { text: 'hello' });
+  expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'completed' });
+
+  // With no worker, both wait on the server and reach the next worker in one workflow task.
+  await env.worker.shutdown();
+  await env.agent.end(sessionId, 'user left');
+  const sending = env.agent.send(options, { text: 'one more thing' });
+  await new Promise((r) => setTimeout(r, 1_000));
+  env.worker = await env.startWorker();
+
+  const sent = await sending;
+  expect(await env.agent.waitForTurn(sessionId, sent.turnId)).toMatchObject({ outcome: 'completed', text: 'last answer' });
+  const handle = env.client.workflow.getHandle<typeof agentSession>(workflowIdFor(sessionId));
+  expect(await handle.result()).toMatchObject({ status: 'archived', turns: 2 });
+
+  // The end request and the message were delivered in one workflow task (its completion is written before
+  // the update's acceptance), and the patched path ran.
+  const events = (await handle.fetchHistory()).events ?? [];
+  const signalled = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'endSession');
+  const accepted = events.findIndex((e, i) => i > signalled && e.workflowExecutionUpdateAcceptedEventAttributes);
+  const tasksBetween = events.slice(signalled, accepted).filter((e) => e.workflowTaskCompletedEventAttributes).length;
+  expect(tasksBetween).toBe(1);
+  const patches = events
+    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+    .map((e) => {
+      const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+      return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { id: string }).id : undefined;
+    });
+  expect(patches).toContain(MESSAGE_ARRIVING_BEFORE_CLOSE);
+  env.model.assertDone(sessionId);
+}, 60_000);
