@@ -133,14 +133,16 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       }
       continue;
     }
-    // A message accepted in this same activation may still be on its way to the queue (its handler first
-    // waits for the archive to be read): it runs before the session closes. Without this an end request or
-    // the idle timeout seen first closed the run, and the handler waited for its turn for ever.
-    if (run.arriving > 0 && patched(MESSAGE_ARRIVING_BEFORE_CLOSE)) {
-      await condition(() => run.arriving === 0);
-      continue;
+    if (!woke || run.endRequested) {
+      // A message accepted in this same activation may still be on its way to the queue (its handler's
+      // first await resumes it after this loop's wake-up): it runs before the session closes. Without this
+      // an end request or the idle timeout seen first closed the run, and the handler waited for ever.
+      if (run.arriving > 0 && patched(MESSAGE_ARRIVING_BEFORE_CLOSE)) {
+        await condition(() => run.arriving === 0);
+        continue;
+      }
+      break;
     }
-    if (!woke || run.endRequested) break;
   }
 
   run.closing = true;

@@ -31,6 +31,13 @@ import {
 import { nowIso } from './workflow-clock';
 
 /**
+ * Patch id: a message sent again, waiting for a turn whose result the run no
+ * longer keeps, is refused instead of waiting for ever (which also kept the
+ * session from closing). Consulted only then.
+ */
+export const FORGOTTEN_TURN_RESULT = 'forgotten-turn-result';
+
+/**
  * A session started with options that do not parse still answers the
  * update it was started with (update-with-start): every update is refused
  * with the options error, then the run fails with it. Without handlers the
@@ -77,8 +84,9 @@ export function registerSessionHandlers(run: SessionRun): void {
     sendMessageUpdate,
     async (raw): Promise<SendMessageResult> => {
       // Counted from the activation that accepted it until it is queued or answered: the session's loop
-      // must not close the run on a message still on its way to the queue (agent-session.ts).
-      // No await is added here: the handler's steps keep the timing they had.
+      // must not close the run on a message still on its way to the queue (agent-session.ts). Its first
+      // `await` below resumes it a few microtasks after the loop's own wake-up, even when the condition
+      // already holds. No await is added here: the handler's steps keep the timing they had.
       run.arriving += 1;
       let counted = true;
       const arrived = (): void => {
@@ -102,6 +110,11 @@ export function registerSessionHandlers(run: SessionRun): void {
         const seen = msg.clientMessageId ? run.processed.get(msg.clientMessageId) : undefined;
         if (seen) {
           arrived();
+          // Its result may be gone (the run keeps the last RESULT_MEMORY): waiting for it would never end, and a
+          // handler that never ends keeps the session from closing.
+          if (msg.waitForTurn && !run.knownTurn(seen.turnId) && patched(FORGOTTEN_TURN_RESULT)) {
+            throw invalidInput(`Message ${msg.clientMessageId} was handled as ${seen.turnId} (version ${seen.version}), whose result this session no longer keeps; read its answer from the session's events.`);
+          }
           return msg.waitForTurn ? { ...seen, turn: await run.turnResult(seen.turnId, seen.version) } : seen;
         }
         if (msg.expectedVersion !== undefined && msg.expectedVersion !== run.version) throw versionConflict(sessionId, run.version, msg.expectedVersion);

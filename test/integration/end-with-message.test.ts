@@ -1,5 +1,5 @@
 import { sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
-import { workflowIdFor } from '../../workflows/messages';
+import { sendMessageUpdate, workflowIdFor } from '../../workflows/messages';
 import { MESSAGE_ARRIVING_BEFORE_CLOSE, type agentSession } from '../../workflows/agent-session';
 
 /*
@@ -60,3 +60,26 @@ it('runs a message that arrives with an end request, then archives the session',
   expect(patches).toContain(MESSAGE_ARRIVING_BEFORE_CLOSE);
   env.model.assertDone(sessionId);
 }, 60_000);
+
+it('refuses a message sent again for a turn whose result the session no longer keeps, and still closes', async () => {
+  const sessionId = uniqueId('s');
+  // A window that holds every turn: no summary folds (the scripted model answers only turns).
+  const options = sessionOptions(sessionId, { limits: { windowMaxTurns: 200 } });
+  const turns = 52;
+  env.model.script(Array.from({ length: turns }, (_, i) => ({ respond: { kind: 'text' as const, text: `answer ${i + 1}` } })), { lane: sessionId });
+  const first = await env.agent.ask(options, { text: 'message 1', clientMessageId: 'm-1' });
+  expect(first.turn).toMatchObject({ outcome: 'completed', text: 'answer 1' });
+  // The message sent again as another update (another client, or a retry with a new update id), as the fuzzer did.
+  const handle = env.client.workflow.getHandle<typeof agentSession>(workflowIdFor(sessionId));
+  const again = () =>
+    handle.executeUpdate(sendMessageUpdate, { args: [{ text: 'message 1', clientMessageId: 'm-1', waitForTurn: true, principal: { tenant: 'acme', user: 'ana' } }] });
+  // While its result is kept: the same turn, answered again.
+  await expect(again()).resolves.toMatchObject({ turnId: first.turnId, turn: { text: 'answer 1' } });
+  // The session keeps the last 50 results: after 51 more turns, the first one's is gone.
+  for (let i = 2; i <= turns; i++) await env.agent.ask(options, { text: `message ${i}` });
+  await expect(again()).rejects.toMatchObject({ cause: { message: expect.stringMatching(new RegExp(`m-1 was handled as ${first.turnId}.*no longer keeps`)) } });
+  // No handler is left waiting: the session closes when asked.
+  await env.agent.end(sessionId, 'done');
+  expect(await env.client.workflow.getHandle<typeof agentSession>(workflowIdFor(sessionId)).result()).toMatchObject({ status: 'archived' });
+  env.model.assertDone(sessionId);
+}, 90_000);
