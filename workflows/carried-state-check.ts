@@ -87,6 +87,7 @@ function buildShape() {
     owner: actor.optional(),
     // Read defensively where it is used (SessionRun): junk there counts as no failures.
     foldBackoff: z.unknown().optional(),
+    endRequested: z.boolean().optional(),
   });
 }
 

@@ -95,6 +95,13 @@ export async function restoreFromArchive(run: SessionRun): Promise<void> {
 }
 
 /** The compact state the next run starts from: recent events only, and within one payload's budget. */
+/**
+ * Patch id: an end request a run received before it continued as new is
+ * carried to the next run, which then closes (it was dropped, and the
+ * session lived until its idle timeout). Consulted only when one was.
+ */
+export const END_REQUEST_CARRIED = 'end-request-carried';
+
 export function snapshot(run: SessionRun): CarriedState {
   const { events } = run;
   const state = events.stream.getState();
@@ -121,6 +128,8 @@ export function snapshot(run: SessionRun): CarriedState {
     stream: events.stream.getState(),
     owner: run.owner,
     ...(run.foldBackoff.failures > 0 ? { foldBackoff: run.foldBackoff } : {}),
+    // Asked to end during its last turn or while it waited to continue as new: the next run must still end.
+    ...(run.endRequested && patched(END_REQUEST_CARRIED) ? { endRequested: true } : {}),
   });
   if (fitted.dropped.length > 0) log.warn(`Carried state over the payload budget; left out ${fitted.dropped.join(', ')}`);
   return fitted.state;

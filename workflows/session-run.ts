@@ -129,6 +129,7 @@ export class SessionRun {
     this.windowLimits = { maxTurns: limits.windowMaxTurns, maxTokens: limits.windowMaxTokens, foldBatchTurns: limits.foldBatchTurns };
     this.context = new SessionContext(carried?.context ?? emptyContext(), this.windowLimits);
     this.queue = carried?.queue ?? [];
+    this.endRequested = carried?.endRequested === true;
     this.processed = new Map(carried?.processed ?? []);
     this.recentResults = carried?.recentResults ?? [];
     this.toolRecords = carried?.toolRecords ?? [];

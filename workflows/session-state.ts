@@ -48,6 +48,8 @@ export interface CarriedState {
   owner?: { tenant: string; user: string };
   /** Folds failed in a row, and turns still to end before the next is tried (workflows/session-turn.ts, `FOLD_BACKOFF`). */
   foldBackoff?: { failures: number; skip: number };
+  /** An end request the run received before it continued as new: the next run runs what is queued and closes. */
+  endRequested?: boolean;
 }
 
 /** How many clientMessageIds, turn results and tool records are remembered. */

@@ -83,3 +83,44 @@ it('refuses a message sent again for a turn whose result the session no longer k
   expect(await env.client.workflow.getHandle<typeof agentSession>(workflowIdFor(sessionId)).result()).toMatchObject({ status: 'archived' });
   env.model.assertDone(sessionId);
 }, 90_000);
+
+it('an end request during the turn that continues the session as new ends the next run', async () => {
+  // A short history budget: the session continues as new after a few turns.
+  const limits = { maxHistoryEvents: 200 };
+  const runOf = async (sessionId: string) => (await env.client.workflow.getHandle(workflowIdFor(sessionId)).describe()).runId;
+  // A first session says how many turns a run holds (every turn here is alike).
+  const probe = uniqueId('s');
+  env.model.script(Array.from({ length: 30 }, (_, i) => ({ respond: { kind: 'text' as const, text: `probe ${i + 1}` } })), { lane: probe });
+  await env.agent.ask(sessionOptions(probe, { limits }), { text: 'probe 1' });
+  const firstRun = await runOf(probe);
+  let perRun = 1;
+  while ((await runOf(probe)) === firstRun) {
+    perRun += 1;
+    expect(perRun).toBeLessThan(30);
+    await env.agent.ask(sessionOptions(probe, { limits }), { text: `probe ${perRun}` });
+  }
+  await env.agent.end(probe, 'probe done');
+
+  const sessionId = uniqueId('s');
+  const options = sessionOptions(sessionId, { limits });
+  env.model.script(
+    [
+      ...Array.from({ length: perRun - 1 }, (_, i) => ({ respond: { kind: 'text' as const, text: `answer ${i + 1}` } })),
+      // The turn after which the run continues as new streams slowly: the end request lands while it runs.
+      { respond: { kind: 'text' as const, text: 'slow last answer', chunkSize: 4, delayMs: 300 } },
+    ],
+    { lane: sessionId },
+  );
+  for (let i = 1; i < perRun; i++) await env.agent.ask(options, { text: `message ${i}` });
+  const first = await runOf(sessionId);
+  const last = env.agent.ask(options, { text: `message ${perRun}` });
+  await new Promise((r) => setTimeout(r, 600));
+  await env.agent.end(sessionId, 'user left');
+  await last.catch(() => undefined);
+  // The run continued as new, and the next one ended at once instead of waiting for its idle timeout.
+  const handle = env.client.workflow.getHandle<typeof agentSession>(workflowIdFor(sessionId));
+  const result = await Promise.race([handle.result(), new Promise((r) => setTimeout(() => r('still running'), 15_000))]);
+  expect(result).toMatchObject({ status: 'archived', turns: perRun });
+  expect(await runOf(sessionId)).not.toBe(first);
+  env.model.assertDone(sessionId);
+}, 90_000);
