@@ -50,6 +50,9 @@ describe('carried state check', () => {
     ['a summary without its notes (the code reads every list)', { context: { window: [], unfolded: [], summary: { ...emptySummary(), notes: undefined }, keyFacts: [] } }, /^context\.summary\.notes: /],
     ['an unknown status', { status: 'sleeping' }, /^status: /],
     ['an owner without a user', { owner: { tenant: 'a' } }, /^owner\.user: /],
+    ['an end request that is not a boolean', { endRequested: 'yes' }, /^endRequested: /],
+    ['an end request of null', { endRequested: null }, /^endRequested: /],
+    ['an end request that is a huge nested object', { endRequested: JSON.parse(`${'{"a":'.repeat(500)}1${'}'.repeat(500)}`) as unknown }, /^endRequested: /],
   ])('names what is wrong: %s', (_name, carried, expected) => {
     expect(carriedStateProblem(carried)).toMatch(expected);
   });
@@ -61,6 +64,10 @@ describe('carried state check', () => {
   it('passes a stream log entry with a topic that is not a string, as hostile publishes before events-from-workflow-only left them', () => {
     expect(carriedStateProblem({ stream: { log: [{ topic: 7, data: '', offset: 0 }], base_offset: 0, publisher_sequences: { x: 'y' } } })).toBeUndefined();
     expect(carriedStateProblem({ stream: { log: [{ topic: 'events', data: 7 }], base_offset: 0 } })).toMatch(/^stream\.log\.0\.data: /);
+  });
+
+  it('passes an end request carried by a run that continued as new (end-request-carried)', () => {
+    expect(carriedStateProblem({ endRequested: true, queue: [{ turnId: 't', text: 'last', receivedAt: '' }] })).toBeUndefined();
   });
 
   it('leaves a junk fold backoff to the run, which reads it as no failures', () => {
