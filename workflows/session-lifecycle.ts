@@ -94,7 +94,6 @@ export async function restoreFromArchive(run: SessionRun): Promise<void> {
   run.restored = true;
 }
 
-/** The compact state the next run starts from: recent events only, and within one payload's budget. */
 /**
  * Patch id: an end request a run received before it continued as new is
  * carried to the next run, which then closes (it was dropped, and the
@@ -102,6 +101,7 @@ export async function restoreFromArchive(run: SessionRun): Promise<void> {
  */
 export const END_REQUEST_CARRIED = 'end-request-carried';
 
+/** The compact state the next run starts from: recent events only, and within one payload's budget. */
 export function snapshot(run: SessionRun): CarriedState {
   const { events } = run;
   const state = events.stream.getState();
