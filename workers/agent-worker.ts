@@ -1,6 +1,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { DEFAULT_BATCHED_INSERTS } from '../activities/batched-inserts';
+import { createModelFetch } from '../activities/model-http';
 import { PromptPartResolver, type RunPartsReader } from '../activities/prompt-part-resolver';
 import OpenAI from 'openai';
 import { builtinTools, createActivities, memoryTools, type ActivityDeps } from '../activities/create-activities';
@@ -66,7 +67,10 @@ function workerClass(tuning: WorkerTuning): typeof Worker {
 }
 
 export async function createAgentWorker(config: RuntimeConfig, overrides: AgentWorkerOverrides = {}): Promise<AgentWorkerHandle> {
+  // MODEL_HTTP_CLIENT=undici (the default): the SDK's requests go through a keep-alive agent of the worker's own.
+  const modelHttp = config.model.httpClient === 'undici' ? createModelFetch() : undefined;
   const openai = new OpenAI({
+    ...(modelHttp ? { fetch: modelHttp.fetch } : {}),
     baseURL: config.model.baseUrl,
     // Local OpenAI-compatible servers often need no key; the SDK insists on a string.
     apiKey: config.model.apiKey ?? 'not-needed',
@@ -184,6 +188,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     await Promise.race([behind, new Promise((resolve) => (timer = setTimeout(resolve, WRITES_BEHIND_WAIT_MS)))]);
     clearTimeout(timer);
     await mongo.close().catch(() => undefined);
+    await modelHttp?.close().catch(() => undefined);
   };
   return {
     worker,

@@ -52,6 +52,11 @@ export const RuntimeConfig = z.object({
     name: z.string().min(1).default('gpt-4o-mini'),
     embeddingModel: z.string().min(1).optional(),
     requestTimeoutMs: z.number().int().positive().default(120_000),
+    /**
+     * What carries the SDK's requests: `undici` (a keep-alive agent under a
+     * light fetch, activities/model-http.ts) or `fetch` (Node's built-in).
+     */
+    httpClient: z.enum(['undici', 'fetch']).default('undici'),
   }),
   limits: z.object({
     maxSteps: z.number().int().min(1).max(50).default(5),
@@ -130,6 +135,11 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
     fix: `set EMBEDDING_MODEL to ${LOCAL_CHOICES.join(', ')} or a model of the embeddings endpoint (e.g. text-embedding-3-small), or unset it for ${LOCAL_PREFIX}${DEFAULT_LOCAL_EMBEDDING}`,
   },
   'model.requestTimeoutMs': { env: 'MODEL_REQUEST_TIMEOUT_MS', kind: 'int', fix: 'set MODEL_REQUEST_TIMEOUT_MS to a positive integer of milliseconds' },
+  'model.httpClient': {
+    env: 'MODEL_HTTP_CLIENT',
+    kind: 'string',
+    fix: "set MODEL_HTTP_CLIENT to undici (a keep-alive agent, the default) or fetch (Node's built-in fetch)",
+  },
   'limits.maxSteps': { env: 'AGENT_MAX_STEPS', kind: 'int', fix: 'set AGENT_MAX_STEPS to an integer from 1 to 50' },
   'limits.toolTimeoutMs': { env: 'TOOL_TIMEOUT_MS', kind: 'int', fix: 'set TOOL_TIMEOUT_MS to a positive integer of milliseconds' },
   'limits.confirmationTimeoutMs': { env: 'CONFIRMATION_TIMEOUT_MS', kind: 'int', fix: 'set CONFIRMATION_TIMEOUT_MS to a positive integer of milliseconds' },

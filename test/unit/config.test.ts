@@ -79,6 +79,17 @@ describe('runtime configuration', () => {
       expect(() => loadConfig({ ...local, MONGODB_WRITE_BATCH_MS: bad })).toThrow(/set MONGODB_WRITE_BATCH_MS to a whole number of milliseconds from 0/);
     }
   });
+  it('reads what carries model requests, and names the setting and its choices when it is neither', () => {
+    const local = { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1' };
+    expect(loadConfig(local).model.httpClient).toBe('undici');
+    expect(loadConfig({ ...local, MODEL_HTTP_CLIENT: 'fetch' }).model.httpClient).toBe('fetch');
+    // Empty counts as unset, like every other variable.
+    expect(loadConfig({ ...local, MODEL_HTTP_CLIENT: '' }).model.httpClient).toBe('undici');
+    for (const bad of ['Undici', 'axios', 'http2']) {
+      expect(() => loadConfig({ ...local, MODEL_HTTP_CLIENT: bad })).toThrow(/model\.httpClient \(MODEL_HTTP_CLIENT\)/);
+      expect(() => loadConfig({ ...local, MODEL_HTTP_CLIENT: bad })).toThrow(/set MODEL_HTTP_CLIENT to undici .* or fetch/);
+    }
+  });
   describe('worker tuning', () => {
     const local = { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1' };
     const problemsOf = (env: Record<string, string>): ConfigError => {
