@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -100,6 +100,14 @@ function installedTemporalCli(): string | null {
   return candidates.find((candidate): candidate is string => !!candidate && isExecutableFile(candidate)) ?? null;
 }
 
+/** Prints SQLite's plan for FerretDB's lookup by _id in the one collection table of a database file (argv[1]). */
+const SQLITE_PLAN = [
+  'import sqlite3, sys',
+  "c = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)",
+  "t = c.execute('SELECT table_name FROM _ferretdb_collections').fetchone()[0]",
+  `print(c.execute('EXPLAIN QUERY PLAN SELECT _ferretdb_sjson FROM "%s" WHERE _ferretdb_sjson->\\'$._id\\' = ?' % t, ('"a"',)).fetchall()[0][3])`,
+].join('\n');
+
 function notes(client: MongoClient) {
   return client.db('stack_test').collection<{ _id: string; text: string }>('notes');
 }
@@ -142,6 +150,33 @@ describe('ensureStack on a running stack', () => {
     const argv = fs.readFileSync(`/proc/${temporal.pid}/cmdline`, 'utf8').split('\0');
     const values = argv.flatMap((arg, i) => (argv[i - 1] === '--dynamic-config-value' ? [arg] : []));
     expect(values).toContain('system.enableActivityEagerExecution=true');
+  });
+
+  it('gives each FerretDB collection an index its lookups by _id use, so finding one archive does not read them all', async () => {
+    const status = await stackStatus({ env: await stackUpEnv() });
+    const mongo = status.components.find((component) => component.name === 'mongo' && component.kind === 'ferretdb' && component.state === 'running');
+    if (!mongo?.dataPath || !mongo.address) return; // mongod or an external server: its own indexes answer.
+    const dbName = `id_lookup_${Date.now().toString(36)}`;
+    const client = await MongoClient.connect(mongo.address);
+    try {
+      await client.db(dbName).collection<{ _id: string }>('probe').insertOne({ _id: 'a' });
+      const file = path.join(mongo.dataPath, `${dbName}.sqlite`);
+      // FerretDB's own statement for a find by _id, its UPDATE and DELETE: the plan must search the added index, not scan.
+      const plan = (): string =>
+        execFileSync('python3', ['-c', SQLITE_PLAN, file], { encoding: 'utf8' }).trim();
+      let seen = plan();
+      for (const started = Date.now(); !seen.includes('__id_lookup') && Date.now() - started < 10_000; ) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        seen = plan();
+      }
+      expect(seen).toMatch(/^SEARCH probe_[0-9a-f]+ USING INDEX probe_[0-9a-f]+__id_lookup \(<expr>=\?\)$/);
+      // And FerretDB answers as before through it.
+      await client.db(dbName).collection<{ _id: string; n?: number }>('probe').updateOne({ _id: 'a' }, { $set: { n: 1 } });
+      expect(await client.db(dbName).collection('probe').findOne({ _id: 'a' as never })).toEqual({ _id: 'a', n: 1 });
+    } finally {
+      await client.db(dbName).dropDatabase().catch(() => undefined);
+      await client.close();
+    }
   });
 
   it('answers `stack:status` with exit code 0 and each component running', async () => {

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 )
@@ -61,6 +62,17 @@ func main() {
 
 	sqliteURL := (&url.URL{Scheme: "file", Path: dir + "/"}).String()
 
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	// Tables there already get their _id lookup index before anyone writes beside the build (id_index.go).
+	if n, err := ensureIDIndexes(ctx, dir); err != nil {
+		fmt.Fprintf(os.Stderr, "ferretdb-local: warning: could not add an _id lookup index: %v\n", err)
+	} else if n > 0 {
+		fmt.Printf("ferretdb-local: added an _id lookup index to %d table(s)\n", n)
+	}
+	go keepIDIndexes(ctx, dir, 2*time.Second, logger)
+
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: *listen},
 		Logger:    logger,
@@ -71,9 +83,6 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ferretdb-local: %v\n", err)
 		os.Exit(1)
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 
 	fmt.Printf("ferretdb-local: listening on %s, data in %s\n", *listen, dir)
 	if err := f.Run(ctx); err != nil && ctx.Err() == nil {

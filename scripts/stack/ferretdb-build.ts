@@ -6,7 +6,7 @@ import { findOnPath } from './processes';
 import { runCommand } from './run-command';
 import type { Log } from './types';
 
-const SOURCES = ['main.go', 'go.mod', 'go.sum'];
+const SOURCES = ['main.go', 'id_index.go', 'go.mod', 'go.sum'];
 
 /**
  * Builds .tools/bin/ferretdb-local from scripts/ferretdb when it is missing or
