@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlibConstants, createGzip, deflateSync, gzipSync } from 'node:zlib';
 import OpenAI from 'openai';
+import { Headers as UndiciHeaders } from 'undici';
 import { createModelFetch, type ModelFetch } from '../../activities/model-http';
 import { classifyModelError } from '../../activities/model-errors';
 
@@ -208,4 +209,120 @@ test('a body it does not send itself (a stream) goes through the built-in fetch'
   });
   const res = await modelHttp.fetch(`${base}/v1/upload`, { method: 'POST', body, duplex: 'half' } as RequestInit);
   expect(await res.text()).toBe('got streamed');
+});
+
+describe('bodies read part way (found by review)', () => {
+  /** Uncaught exceptions while `run` goes on and 200 ms after: jest would only report them later, against another test. */
+  async function uncaughtDuring(run: () => Promise<void>): Promise<unknown[]> {
+    const seenErrors: unknown[] = [];
+    const listener = (err: unknown): void => void seenErrors.push(err);
+    const jestListeners = process.listeners('uncaughtException');
+    process.removeAllListeners('uncaughtException');
+    process.on('uncaughtException', listener);
+    try {
+      await run();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      process.removeListener('uncaughtException', listener);
+      for (const l of jestListeners) process.on('uncaughtException', l);
+    }
+    return seenErrors;
+  }
+
+  test('a read and a cancel together, with more of the body buffered, end the stream without an uncaught error', async () => {
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // More than the stream's 16 KB queue, and the response never ends: the body waits, paused, with bytes in hand.
+      for (let i = 0; i < 40; i++) res.write(Buffer.alloc(4096, 97));
+    };
+    const errors = await uncaughtDuring(async () => {
+      const res = await modelHttp.fetch(`${base}/v1/stream`, { method: 'POST', body: '{}' });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      const read = reader.read();
+      const cancelled = reader.cancel();
+      expect((await read).value?.byteLength).toBeGreaterThan(0);
+      await cancelled;
+    });
+    expect(errors).toEqual([]);
+  });
+
+  test('the SDK leaving a stream early (a break in the loop) costs no uncaught error', async () => {
+    const chunk = (i: number): string =>
+      `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `${i} ${'x'.repeat(100)}` }, finish_reason: null }] })}\n\n`;
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < 400; i++) res.write(chunk(i));
+    };
+    const errors = await uncaughtDuring(async () => {
+      for (const stopAt of [0, 1, 5, 50]) {
+        const stream = await sdk().chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true });
+        // The body fills the stream's queue and pauses with more in hand before the loop starts.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        let n = 0;
+        for await (const _ of stream) if (n++ === stopAt) break;
+      }
+    });
+    expect(errors).toEqual([]);
+  });
+
+  test('a compressed stream that is aborted, or cut, fails its read instead of waiting for ever, and lets its socket go', async () => {
+    for (const ending of ['abort', 'reset'] as const) {
+      let socketClosed!: () => void;
+      const closed = new Promise<void>((resolve) => (socketClosed = resolve));
+      answer = (req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+        const gzip = createGzip({ flush: zlibConstants.Z_SYNC_FLUSH });
+        gzip.pipe(res);
+        gzip.write('data: {"i":0}\n\n');
+        req.socket.once('close', () => socketClosed());
+        if (ending === 'reset') setTimeout(() => req.socket.destroy(), 50);
+      };
+      const controller = new AbortController();
+      const res = await modelHttp.fetch(`${base}/v1/stream`, { method: 'POST', body: '{}', signal: controller.signal });
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: {"i":0}\n\n');
+      if (ending === 'abort') controller.abort();
+      const outcome = await Promise.race([
+        reader.read().then(
+          () => 'read on',
+          (err: unknown) => `${(err as Error).name}: ${(err as Error).message}`,
+        ),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting after 2 s'), 2_000)),
+      ]);
+      expect(outcome).toBe(ending === 'abort' ? 'AbortError: This operation was aborted' : 'TypeError: terminated');
+      await closed;
+    }
+  });
+
+  test('a gzip body cut before its trailer gives what it has, as fetch does', async () => {
+    const whole = gzipSync(Buffer.from(JSON.stringify(completion('cut short'))));
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(whole.subarray(0, whole.length - 8));
+    };
+    const res = await modelHttp.fetch(`${base}/v1/chat/completions`, { method: 'POST', body: '{}' });
+    expect(await res.json()).toEqual(completion('cut short'));
+  });
+
+  test('close() does not wait for ever on a body nobody reads', async () => {
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {}\n\n');
+    };
+    await modelHttp.fetch(`${base}/v1/stream`, { method: 'POST', body: '{}' });
+    const started = Date.now();
+    await modelHttp.close(200);
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+});
+
+test('headers from another Headers class (undici\'s own) are all sent, the key among them', async () => {
+  answer = (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{}');
+  };
+  const headers = new UndiciHeaders({ authorization: 'Bearer sk-test-key', 'x-session-id': 's-2' });
+  await modelHttp.fetch(`${base}/v1/x`, { method: 'POST', body: '{}', headers: headers as unknown as Headers });
+  expect(seen[0]?.headers).toMatchObject({ authorization: 'Bearer sk-test-key', 'x-session-id': 's-2' });
 });
