@@ -133,7 +133,12 @@ function markRunning(known: Map<string, true>, workflowId: string): void {
   if (known.size > KNOWN_RUNNING_LIMIT) known.delete(known.keys().next().value as string);
 }
 
-/** The update found no running workflow (never started, or closed since): the message was not delivered. */
+/**
+ * The update found no running workflow (never started, or closed since): the
+ * message was not delivered. The server answers so only for an update no run
+ * accepted; one accepted by a run that then closed fails as an update
+ * (WorkflowUpdateFailedError), so it is never sent twice.
+ */
 function noRunningWorkflow(err: unknown): boolean {
   if (err instanceof WorkflowNotFoundError) return true;
   if (isGrpcServiceError(err) && err.code === 5) return true;
