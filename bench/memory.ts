@@ -52,6 +52,8 @@ import { fullReadBreakdown } from './support/recall-load-breakdown';
 import { median, percentile, round } from './support/stats';
 import { intOption } from './support/int-option';
 import { RoutedEmbedder } from '../activities/memory/routed-embedder';
+import { loadConfig } from '../workers/config';
+import { applyInterruptBudget } from '../workers/v8-tiering';
 
 const TARGET_P95_MS = 20;
 const TARGET_COLD_MS = 100;
@@ -118,6 +120,10 @@ async function embedSeed(inputs: SeedInput[], embedder: Embedder): Promise<SeedI
 
 async function main(): Promise<void> {
   const opts = options();
+  // Recall runs in a worker: measure it under the worker's V8 settings (WORKER_V8_INTERRUPT_BUDGET).
+  // (The model's key is not used here; the rest of the worker's configuration is read as a worker reads it.)
+  const v8InterruptBudget = loadConfig({ OPENAI_API_KEY: 'unused', ...process.env }).worker.v8InterruptBudget;
+  applyInterruptBudget(v8InterruptBudget);
   const stack = await ensureStack({ log: (line) => log(`[stack] ${line}`) });
   const mongo = await new MongoClient(stack.mongoUri).connect();
   try {
@@ -132,6 +138,7 @@ async function main(): Promise<void> {
       ...(quality ? { quality } : {}),
       embedder: embedder.id,
       backend,
+      v8_interrupt_budget: v8InterruptBudget,
       // The machine is shared: the 1-minute load average at the end says how busy it was.
       load_average: round(loadavg()[0] ?? 0, 2),
     };

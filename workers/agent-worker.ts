@@ -25,6 +25,7 @@ import { temporalTransportOptions } from './temporal-connection-options';
 import { workerTracingOptions, type Tracing } from './tracing';
 import { agentSdkWorker } from './sandbox/agent-sdk-worker';
 import { heapWarning, workerTuningOptions, type WorkerTuning } from './worker-tuning';
+import { applyInterruptBudget } from './v8-tiering';
 import { WORKFLOWS_PATH, workflowBundlerOptions } from './workflow-bundle';
 
 export interface AgentWorkerHandle {
@@ -56,7 +57,6 @@ export interface AgentWorkerOverrides {
   promptPartsReader?: RunPartsReader;
 }
 
-/** Connects every dependency named in the config and creates a worker for the session workflow. */
 /** How long a stopping worker waits for the writes still behind their calls. */
 const WRITES_BEHIND_WAIT_MS = 5_000;
 
@@ -66,7 +66,10 @@ function workerClass(tuning: WorkerTuning): typeof Worker {
   return agentSdkWorker({ stackTraces: tuning.workflowStackTraces, warn: (message) => console.warn(`[worker] ${message}`) });
 }
 
+/** Connects every dependency named in the config and creates a worker for the session workflow. */
 export async function createAgentWorker(config: RuntimeConfig, overrides: AgentWorkerOverrides = {}): Promise<AgentWorkerHandle> {
+  // Process-wide, before the worker's code runs hot: V8 applies it as each function's budget is next reset.
+  applyInterruptBudget(config.worker.v8InterruptBudget);
   // MODEL_HTTP_CLIENT=undici (the default): the SDK's requests go through a keep-alive agent of the worker's own.
   const modelHttp = config.model.httpClient === 'undici' ? createModelFetch() : undefined;
   const openai = new OpenAI({

@@ -205,6 +205,11 @@ const FIELDS: Record<string, { env: string; kind: 'string' | 'int' | 'number' | 
     kind: 'string',
     fix: "set WORKFLOW_DEADLOCK_CHECK to activation (one watchdog per workflow activation, the default) or call (the SDK's own workflow threads, one watchdog per call into the sandbox)",
   },
+  'worker.v8InterruptBudget': {
+    env: 'WORKER_V8_INTERRUPT_BUDGET',
+    kind: 'int',
+    fix: "set WORKER_V8_INTERRUPT_BUDGET to V8's interrupt budget in bytes of bytecode (e.g. 540672, eight times Node 20's 67584, for less CPU a step under many sessions), or 0 to keep V8's own",
+  },
   'worker.tunerTargetMemoryUsage': {
     env: 'WORKER_TUNER_TARGET_MEMORY_USAGE',
     kind: 'number',

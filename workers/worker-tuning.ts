@@ -1,5 +1,6 @@
 import type { WorkerOptions } from '@temporalio/worker';
 import { z } from 'zod';
+import { DEFAULT_V8_INTERRUPT_BUDGET } from './v8-tiering';
 
 /**
  * Defaults measured with `npm run bench:concurrency` (docs/scale-out.md,
@@ -14,6 +15,7 @@ export const WORKER_TUNING_DEFAULTS = {
   shutdownGraceMs: 0,
   workflowStackTraces: false,
   deadlockCheck: 'activation',
+  v8InterruptBudget: DEFAULT_V8_INTERRUPT_BUDGET,
 } as const;
 
 const SLOT_FIELDS = ['maxConcurrentWorkflowTasks', 'maxConcurrentActivities', 'maxConcurrentLocalActivities'] as const;
@@ -57,6 +59,11 @@ export const WorkerTuning = z.object({
    * workflow threads, unchanged, with a watchdog thread for every call into the sandbox.
    */
   deadlockCheck: z.enum(['activation', 'call']).default(WORKER_TUNING_DEFAULTS.deadlockCheck),
+  /**
+   * V8's budget before code is optimized (`--interrupt-budget`), set for the whole worker process
+   * when the worker is created (workers/v8-tiering.ts). 0 leaves V8's default.
+   */
+  v8InterruptBudget: z.number().int().min(0).max(1_000_000_000).default(WORKER_TUNING_DEFAULTS.v8InterruptBudget),
   /** Resource-based tuner: the share of the machine's memory (0-1] the worker hands out slots up to. */
   tunerTargetMemoryUsage: z.number().gt(0).max(1).optional(),
   /** Resource-based tuner: the share of the machine's CPU (0-1] the worker hands out slots up to. */

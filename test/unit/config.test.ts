@@ -154,6 +154,7 @@ describe('runtime configuration', () => {
         WORKER_TUNER_TARGET_CPU_USAGE: '1.5',
         WORKER_STICKY_QUEUE_TIMEOUT_MS: '500',
         WORKER_SHUTDOWN_GRACE_MS: '-1',
+        WORKER_V8_INTERRUPT_BUDGET: '-5',
       });
       expect(error.problems.map((p) => p.source).sort()).toEqual([
         'WORKER_MAX_CACHED_WORKFLOWS',
@@ -164,8 +165,15 @@ describe('runtime configuration', () => {
         'WORKER_STICKY_QUEUE_TIMEOUT_MS',
         'WORKER_TUNER_TARGET_CPU_USAGE',
         'WORKER_TUNER_TARGET_MEMORY_USAGE',
+        'WORKER_V8_INTERRUPT_BUDGET',
       ]);
       expect(error.message).toMatch(/worker\.maxCachedWorkflows \(WORKER_MAX_CACHED_WORKFLOWS\): .*Fix: set WORKER_MAX_CACHED_WORKFLOWS to 0 \(no cache\) or a session count/);
+    });
+
+    it("reads V8's interrupt budget, 0 (V8's own) unless set, and refuses a word", () => {
+      expect(loadConfig(local).worker.v8InterruptBudget).toBe(0);
+      expect(loadConfig({ ...local, WORKER_V8_INTERRUPT_BUDGET: '540672' }).worker.v8InterruptBudget).toBe(540_672);
+      expect(problemsOf({ WORKER_V8_INTERRUPT_BUDGET: 'high' }).message).toMatch(/worker\.v8InterruptBudget \(WORKER_V8_INTERRUPT_BUDGET\): .*Fix: set WORKER_V8_INTERRUPT_BUDGET to V8's interrupt budget/);
     });
 
     it('refuses a cache of one session, which the SDK would quietly raise to two', () => {
