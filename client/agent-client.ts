@@ -4,7 +4,9 @@ import {
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
   isGrpcServiceError,
+  type WorkflowUpdateHandle,
   type ClientInterceptors,
   type TLSConfig,
 } from '@temporalio/client';
@@ -134,10 +136,10 @@ function markRunning(known: Map<string, true>, workflowId: string): void {
 }
 
 /**
- * The update found no running workflow (never started, or closed since): the
- * message was not delivered. The server answers so only for an update no run
- * accepted; one accepted by a run that then closed fails as an update
- * (WorkflowUpdateFailedError), so it is never sent twice.
+ * The update was refused before any run accepted it, because none is open
+ * (never started, or closed since): the message was not delivered. Asked only
+ * of the call that waits for acceptance; once accepted, a message is never
+ * sent again (a run that closes before finishing it fails the update).
  */
 function noRunningWorkflow(err: unknown): boolean {
   if (err instanceof WorkflowNotFoundError) return true;
@@ -278,16 +280,29 @@ export class AgentClient {
     const updateId = msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {};
     const known = knownRunning(this.client);
     if (known.has(workflowId)) {
+      const what = `sendMessage to session ${session.sessionId}`;
+      let accepted: WorkflowUpdateHandle<SendMessageResult> | undefined;
       try {
-        const result = await this.deadline[wait](`sendMessage to session ${session.sessionId}`, () =>
-          this.handle(session.sessionId).executeUpdate(sendMessageUpdate, { args: [msg], ...updateId }),
+        // Until accepted, then the result: its wait names the run that accepted it. (executeUpdate
+        // would wait on whichever run is current, and a session that continued as new, or ended and
+        // started again meanwhile, answers "not found" for a message it did run.)
+        accepted = await this.deadline[wait](what, () =>
+          this.handle(session.sessionId).startUpdate(sendMessageUpdate, { args: [msg], waitForStage: WorkflowUpdateStage.ACCEPTED, ...updateId }),
         );
-        markRunning(known, workflowId);
-        return result;
       } catch (err) {
         // Refused before delivery because no run is open: start one below, as for a session never seen.
         if (!noRunningWorkflow(err)) translate(err, session.sessionId);
         known.delete(workflowId);
+      }
+      if (accepted) {
+        const update = accepted;
+        try {
+          const result = await this.deadline[wait](what, () => update.result());
+          markRunning(known, workflowId);
+          return result;
+        } catch (err) {
+          translate(err, session.sessionId);
+        }
       }
     }
     const start = new WithStartWorkflowOperation<typeof agentSession>(WORKFLOW_TYPE, {

@@ -1,5 +1,6 @@
 import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
 import { AgentClient } from '../../client';
+import { probeTools, type ProbeLog } from '../support/probe-tools';
 import { startTestEnv, sessionOptions, uniqueId, type TestEnv } from '../support/test-env';
 
 /**
@@ -7,20 +8,35 @@ import { startTestEnv, sessionOptions, uniqueId, type TestEnv } from '../support
  * not update-with-start (less work for the server on every message); a session
  * that has closed since gets update-with-start, and its message is delivered.
  */
+const probeLog: ProbeLog = { runs: [] };
 let env: TestEnv;
 beforeAll(async () => {
-  env = await startTestEnv({ name: 'plain-update' });
+  env = await startTestEnv({ name: 'plain-update', extraTools: probeTools(probeLog) });
 });
 afterAll(async () => {
   await env?.close();
 });
 
-function countingClient(): { agent: AgentClient; calls: { update: number; withStart: number } } {
+/**
+ * `holdUntilNewRun`: a plain update's first call returns only after the
+ * session has continued as new, and without the outcome, as the server
+ * answers when a turn outlasts its long poll (20 s): whatever waits for the
+ * result next meets a newer run.
+ */
+function countingClient(holdUntilNewRun = false): { agent: AgentClient; calls: { update: number; withStart: number } } {
   const calls = { update: 0, withStart: 0 };
   const counter: WorkflowClientInterceptor = {
     async startUpdate(input, next) {
       calls.update++;
-      return next(input);
+      if (!holdUntilNewRun) return next(input);
+      const output = await next(input);
+      const handle = env.client.workflow.getHandle(input.workflowExecution.workflowId);
+      const until = Date.now() + 30_000;
+      while ((await handle.describe()).runId === output.workflowRunId) {
+        if (Date.now() > until) throw new Error('the session did not continue as new within 30 s');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return { ...output, outcome: undefined };
     },
     async startUpdateWithStart(input, next) {
       calls.withStart++;
@@ -80,6 +96,32 @@ describe('sending to a session', () => {
     expect(calls).toEqual({ update: 2, withStart: 3 });
     // Each message reached the model once.
     expect(env.model.requestsFor(sessionId)).toHaveLength(3);
+    env.model.assertDone(sessionId);
+  });
+
+  it('gets the result of a message from the run that accepted it, after the session continued as new, and runs it once', async () => {
+    const { agent, calls } = countingClient(true);
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { limits: { maxHistoryEvents: 200, maxSteps: 12 } });
+    env.model.script(
+      [
+        { respond: { kind: 'text', text: 'hello' } },
+        // A turn long in history: the session continues as new right after it.
+        { times: 9, respond: { kind: 'tool_calls', calls: [{ name: 'local_sleepy', arguments: { ms: 1, label: 'step' } }] } },
+        { respond: { kind: 'text', text: 'nine steps later' } },
+      ],
+      { lane: sessionId },
+    );
+    await agent.ask(options, { text: 'hi' });
+    const second = await agent.ask(options, { text: 'take many steps' });
+    expect(second.turn).toMatchObject({ outcome: 'completed', modelCalls: 10, toolCalls: 9 });
+    expect(second.turn.text).toContain('nine steps later');
+    // One plain update for the second message, never sent again with the start.
+    expect(calls).toEqual({ update: 1, withStart: 1 });
+    expect(env.model.requestsFor(sessionId)).toHaveLength(11);
+    const view = await env.agent.getSession(sessionId);
+    expect(view.counters.turns).toBe(2);
+    expect(view.counters.continuedAsNew).toBeGreaterThanOrEqual(1);
     env.model.assertDone(sessionId);
   });
 });
