@@ -6,9 +6,9 @@ import { setFlagsFromString } from 'node:v8';
  * V8 11.3 (Node 20) defaults to 67,584. A worker runs a wide spread of code a
  * few times per step (the SDK's activity and payload code, the openai SDK,
  * undici, the MongoDB driver, zod): at V8's default much of it reaches
- * TurboFan late and is compiled on V8's helper threads for the whole first
- * hours of the worker, which on a small machine takes cores from the steps
- * themselves. Eight times the budget (540,672) leaves such lukewarm code in
+ * TurboFan late and is compiled on V8's helper threads long after the worker
+ * starts (16 to 34 first compiles every ten turns after turn 50 of a
+ * bench:loop session), which on a small machine takes cores from the steps. Eight times the budget (540,672) leaves such lukewarm code in
  * the baseline tiers, for 7 to 15% less CPU a step under many sessions, but
  * one-off work right after start (a namespace's first recall) runs
  * unoptimized longer. So the default leaves V8's budget alone
