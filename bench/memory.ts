@@ -52,8 +52,7 @@ import { fullReadBreakdown } from './support/recall-load-breakdown';
 import { median, percentile, round } from './support/stats';
 import { intOption } from './support/int-option';
 import { RoutedEmbedder } from '../activities/memory/routed-embedder';
-import { loadConfig } from '../workers/config';
-import { applyInterruptBudget } from '../workers/v8-tiering';
+import { applyWorkerInterruptBudget } from './support/worker-v8';
 
 const TARGET_P95_MS = 20;
 const TARGET_COLD_MS = 100;
@@ -120,10 +119,8 @@ async function embedSeed(inputs: SeedInput[], embedder: Embedder): Promise<SeedI
 
 async function main(): Promise<void> {
   const opts = options();
-  // Recall runs in a worker: measure it under the worker's V8 settings (WORKER_V8_INTERRUPT_BUDGET).
-  // (The model's key is not used here; the rest of the worker's configuration is read as a worker reads it.)
-  const v8InterruptBudget = loadConfig({ OPENAI_API_KEY: 'unused', ...process.env }).worker.v8InterruptBudget;
-  applyInterruptBudget(v8InterruptBudget);
+  // Recall runs in a worker: measure it under the worker's V8 settings.
+  const v8InterruptBudget = applyWorkerInterruptBudget();
   const stack = await ensureStack({ log: (line) => log(`[stack] ${line}`) });
   const mongo = await new MongoClient(stack.mongoUri).connect();
   try {

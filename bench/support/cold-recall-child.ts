@@ -16,12 +16,11 @@ import { MemoryNamespace } from '../../activities/memory/memory-types';
 import { RecallCache } from '../../activities/memory/recall-cache';
 import { copyReadBreakdown } from './recall-load-breakdown';
 import { recalledTiers } from './recalled-tiers';
-import { loadConfig } from '../../workers/config';
-import { applyInterruptBudget } from '../../workers/v8-tiering';
+import { applyWorkerInterruptBudget } from './worker-v8';
 
 async function main(): Promise<void> {
   // Recall runs in a worker: under the worker's V8 settings (WORKER_V8_INTERRUPT_BUDGET, inherited).
-  applyInterruptBudget(loadConfig({ OPENAI_API_KEY: 'unused', ...process.env }).worker.v8InterruptBudget);
+  applyWorkerInterruptBudget();
   const [uri, database, nsJson, query] = process.argv.slice(2);
   if (!uri || !database || !nsJson || !query) throw new Error('usage: cold-recall-child.ts <mongo uri> <database> <namespace json> <query>');
   const namespace = MemoryNamespace.parse(JSON.parse(nsJson));
