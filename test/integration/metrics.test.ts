@@ -28,9 +28,11 @@ import { isSummaryRequest } from '../support/scripted-summarizer';
 
 // With no workflow cache, the SDK's core now and then fails a task with a local activity in flight ("Attempted
 // to check for LA marker handling in invalid state RequestSent") and runs it again as new work, so what that task
-// counted is counted twice (docs/metrics.md); seen in two of six CI runs. A failing test runs once more, with
-// sessions, scrapes and probe runs of its own; a real double count fails both times.
-jest.retryTimes(1, { logErrorsBeforeRetry: true });
+// counted is counted twice (docs/metrics.md); seen in two of six CI runs, and on a host with 6 to 24% CPU steal
+// (2026-12-03) in four of eight attempts, with the SDK's "There should not be any outgoing commands ... only an
+// eviction" logged beside it, under this project's client before and after its last change alike. A failing test
+// runs up to twice more, with sessions, scrapes and probe runs of its own; a real double count fails every time.
+jest.retryTimes(2, { logErrorsBeforeRetry: true });
 
 const log: ProbeLog = { runs: [] };
 let env: TestEnv;
