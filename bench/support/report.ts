@@ -1,5 +1,5 @@
 import type { Breakdown } from './history-breakdown';
-import { median, percentile, round } from './stats';
+import { median, percentile, ratioOfMediansInterval, round } from './stats';
 import type { HistogramTotals } from './worker-metrics';
 
 export interface BenchSamples {
@@ -92,11 +92,13 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
   const overheadMedian = median(overhead);
   const ratio = median(workflowStep) / median(plainStep);
   const floorRatio = median(workflowStep) / median(floorStep);
+  // How far this run's ratio could be from the same code's on the same machine, from the turns it timed.
+  const floorRatioCi = ratioOfMediansInterval(workflowStep, floorStep);
   // The floor_ratio of a session that added nothing to the bare workflow but its model calls.
   const modelFloorRatio = (median(floorStep) + median(plainStep)) / median(floorStep);
   out('');
   out(`ratio workflow/plain per step (medians): ${ratio.toFixed(1)}x`);
-  out(`floor ratio workflow/bare floor per step (medians): ${floorRatio.toFixed(2)}x (target <= ${FLOOR_RATIO_TARGET}); with nothing but the model call added to the floor: ${modelFloorRatio.toFixed(2)}x`);
+  out(`floor ratio workflow/bare floor per step (medians): ${floorRatio.toFixed(2)}x, 95% interval ${floorRatioCi[0].toFixed(2)} to ${floorRatioCi[1].toFixed(2)} (target <= ${FLOOR_RATIO_TARGET}); with nothing but the model call added to the floor: ${modelFloorRatio.toFixed(2)}x`);
   out(`target: median overhead <= ${s.targetMs} ms per step -> ${overheadMedian <= s.targetMs ? 'met' : 'NOT met'}`);
   out(
     JSON.stringify({
@@ -112,6 +114,7 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
       above_floor_ms_median: round(median(aboveFloor)),
       ratio: round(ratio),
       floor_ratio: round(floorRatio),
+      floor_ratio_ci95: floorRatioCi.map((v) => round(v)),
       floor_ratio_target: FLOOR_RATIO_TARGET,
       floor_ratio_met: floorRatio <= FLOOR_RATIO_TARGET,
       model_floor_ratio: round(modelFloorRatio),

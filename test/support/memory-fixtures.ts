@@ -55,17 +55,8 @@ export function intent(statement: string, common: Common): IntentInput {
   return { statement, text, embedding: embedder.embedOne(text), embedderId: embedder.id, ...common };
 }
 
-/** A small deterministic PRNG (mulberry32), so randomized tests replay the same way from their seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Randomized tests replay the same way from their seed. */
+export { seededRandom } from '../../bench/support/stats';
 
 /** The memory activities over a test database and a scripted model, as the worker builds them. */
 export interface MemoryHarness {
