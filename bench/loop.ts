@@ -11,9 +11,12 @@
  * any session can reach on this server. `floor_ratio` (session step median
  * over floor step median) is the target, as load moves it far less than an
  * absolute time; `history_bytes_per_step` is what a step writes to history.
- * The last line printed is one JSON object.
+ * The last line printed is one JSON object; `floor_ratio_ci95` is a 95%
+ * bootstrap interval over the measured turns. 120 turns by default: five
+ * runs of the same code at 40 turns gave `floor_ratio` 1.14 to 1.27
+ * (docs/performance.md).
  *
- *   npm run bench:loop -- [--turns 40] [--steps 5] [--warmup 5] [--turns-per-session 10] [--legs]
+ *   npm run bench:loop -- [--turns 120] [--steps 5] [--warmup 5] [--turns-per-session 10] [--legs]
  *
  * `--legs` also times each leg of a step, session and floor alike
  * (support/core-legs.ts), and reports the medians as `legs_ms`.
@@ -46,7 +49,7 @@ const TARGET_MS = 30;
 function options() {
   const { values } = parseArgs({
     options: {
-      turns: { type: 'string', default: '40' },
+      turns: { type: 'string', default: '120' },
       steps: { type: 'string', default: '5' },
       warmup: { type: 'string', default: '5' },
       'turns-per-session': { type: 'string', default: '10' },
