@@ -54,12 +54,16 @@ describe('context that does not forget', () => {
     await say(sessionId, options, 'And the weather there?');
     const answer = await say(sessionId, options, 'What was the third option you gave me?');
     expect(answer.text).toBe('The third option was Maison Rouge.');
-    const last = env.model.requestsFor(sessionId).at(-1)!.body as ChatRequest;
+    // Turn 4 pushes turn 2 out too; that fold runs after the turn completes, so its request comes after the answer's.
+    const view = await afterFolds(sessionId, 2, 'the second fold');
+    const last = env.model
+      .requestsFor(sessionId)
+      .map((r) => r.body as ChatRequest)
+      .filter((r) => !isSummaryRequest(r))
+      .at(-1)!;
     // The list is no longer in the raw turns, only in the summary region.
     expect(contents(last).slice(1).some((c) => c.includes('Maison Rouge'))).toBe(false);
     expect(systemOf(last)).toMatch(/## Summary of the earlier conversation[\s\S]*1\. Hotel Azur\n {2}2\. Le Parc\n {2}3\. Maison Rouge/);
-    // Turn 4 pushes turn 2 out too; that fold runs after the turn completes.
-    const view = await afterFolds(sessionId, 2, 'the second fold');
     expect(view.window.map((t) => t.turnId)).toEqual(['turn-3', 'turn-4']);
     env.model.assertDone(sessionId);
   });
