@@ -177,6 +177,9 @@ async function main(started: Started): Promise<void> {
   }
   const workerMetrics = diffTotals(await scrapeHistograms(metricsPort, workerMetricsOf(taskQueue, floorQueue)), metricsBefore);
   if (legs && legs.missed > 0) log(`[bench] --legs: ${legs.missed} moment(s) could not be decoded and were left out`);
+  // Histories are read once every measured session has ended and archived: a session still open then would
+  // lack its archive's input (about a third of a ten-turn bench session's history), making the figure depend on --turns.
+  await sessions.endAll();
   const breakdown = emptyBreakdown();
   for (const sessionId of sessions.all.slice(measured)) await addSessionHistory(agent.client, sessionId, breakdown);
 

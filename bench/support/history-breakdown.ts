@@ -19,6 +19,9 @@ export interface Breakdown {
   /** History size as the server stores it (protobuf bytes), and the part of it that scheduled `callModel` inputs hold. */
   historyBytes: number;
   modelInputBytes: number;
+  /** The part that scheduled `saveArchive` inputs hold (a session's end), and how many there were. */
+  archiveInputBytes: number;
+  archives: number;
 }
 
 function ms(ts: HistoryEvent['eventTime']): number {
@@ -27,7 +30,7 @@ function ms(ts: HistoryEvent['eventTime']): number {
 }
 
 export function emptyBreakdown(): Breakdown {
-  return { activityDispatch: 0, activityRun: new Map(), workflowTaskQueue: 0, workflowTaskRun: 0, workflowTasks: 0, activities: 0, historyBytes: 0, modelInputBytes: 0 };
+  return { activityDispatch: 0, activityRun: new Map(), workflowTaskQueue: 0, workflowTaskRun: 0, workflowTasks: 0, activities: 0, historyBytes: 0, modelInputBytes: 0, archiveInputBytes: 0, archives: 0 };
 }
 
 /**
@@ -49,6 +52,10 @@ export async function addSessionHistory(client: Client, sessionId: string, into:
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled) activityType.set(id, scheduled.activityType?.name ?? '?');
     if (scheduled?.activityType?.name === 'callModel') into.modelInputBytes += temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
+    if (scheduled?.activityType?.name === 'saveArchive') {
+      into.archiveInputBytes += temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
+      into.archives++;
+    }
     if (id <= afterEventId) continue;
     const started = event.activityTaskStartedEventAttributes;
     if (started) into.activityDispatch += time - (at.get(Number(started.scheduledEventId)) ?? time);

@@ -71,8 +71,11 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
     out(`  ${label.padEnd(44)}${perStep(total.sum)}  (${(total.count / steps).toFixed(1)} per step)`);
   }
 
+  // Every measured session has ended by now (loop.ts), so each history holds its archive's input once.
+  const archiveBytesPerSession = s.breakdown.archives > 0 ? Math.round(s.breakdown.archiveInputBytes / s.breakdown.archives) : 0;
   out(
-    `history: ${(s.breakdown.historyBytes / steps).toFixed(0)} bytes per step, of which model call inputs ${(s.breakdown.modelInputBytes / steps).toFixed(0)}`,
+    `history: ${(s.breakdown.historyBytes / steps).toFixed(0)} bytes per step, of which model call inputs ${(s.breakdown.modelInputBytes / steps).toFixed(0)}` +
+      ` and the sessions' archive inputs ${(s.breakdown.archiveInputBytes / steps).toFixed(0)} (${archiveBytesPerSession} bytes a session, ${s.breakdown.archives} archived)`,
   );
   const cpu = cpuPerStep(s.cpu, steps);
   out('CPU time per step while each ran (ms; "bench" is this process: the client, both workers and the plain loop):');
@@ -123,6 +126,7 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
       cpu_ms_per_step: cpu,
       ...(s.legs ? { legs_ms: s.legs } : {}),
       model_input_bytes_per_step: Math.round(s.breakdown.modelInputBytes / steps),
+      archive_input_bytes_per_session: archiveBytesPerSession,
       target_ms: s.targetMs,
       target_met: overheadMedian <= s.targetMs,
     }),
