@@ -182,6 +182,10 @@ async function main(started: Started): Promise<void> {
   await sessions.endAll();
   const breakdown = emptyBreakdown();
   for (const sessionId of sessions.all.slice(measured)) await addSessionHistory(agent.client, sessionId, breakdown);
+  const sessionsMeasured = sessions.all.length - measured;
+  if (breakdown.archives < sessionsMeasured) {
+    log(`[bench] ${sessionsMeasured - breakdown.archives} of ${sessionsMeasured} measured sessions did not archive within 20 s (terminated): history_bytes_per_step leaves their archives out`);
+  }
 
   printReport(
     {
@@ -192,6 +196,7 @@ async function main(started: Started): Promise<void> {
       workflowMs,
       floorMs,
       breakdown,
+      sessionsMeasured,
       workerMetrics,
       cpu,
       ...(legs ? { legs: { session: legMedians(legs.legs(taskQueue)), floor: legMedians(legs.legs(floorQueue)) } } : {}),

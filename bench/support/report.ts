@@ -11,6 +11,8 @@ export interface BenchSamples {
   workflowMs: number[];
   floorMs: number[];
   breakdown: Breakdown;
+  /** Sessions whose histories `breakdown` read; each should hold one archive (`breakdown.archives`). */
+  sessionsMeasured: number;
   workerMetrics: HistogramTotals;
   /** CPU time each process used during each contender's measured turns, in ms, by contender then process. */
   cpu: Record<'plain' | 'session' | 'floor', Map<string, number>>;
@@ -127,6 +129,8 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
       ...(s.legs ? { legs_ms: s.legs } : {}),
       model_input_bytes_per_step: Math.round(s.breakdown.modelInputBytes / steps),
       archive_input_bytes_per_session: archiveBytesPerSession,
+      sessions_measured: s.sessionsMeasured,
+      sessions_archived: s.breakdown.archives,
       target_ms: s.targetMs,
       target_met: overheadMedian <= s.targetMs,
     }),
