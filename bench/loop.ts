@@ -135,7 +135,7 @@ async function main(started: Started): Promise<void> {
   }
 
   // Measured turns, interleaved and rotating who goes first, so the machine's drift hits all alike.
-  sessions.newSession();
+  await sessions.newSession();
   plain.reset();
   const measured = sessions.all.length - 1;
   const plainMs: number[] = [];

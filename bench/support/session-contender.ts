@@ -15,17 +15,25 @@ export class SessionContender {
     private readonly turnsPerSession: number,
   ) {}
 
-  newSession(): void {
+  /**
+   * Starts the next session. The previous one is ended first and its archive
+   * awaited, untimed: that once-a-session work (the archive's activity and
+   * its MongoDB writes) must not land in the measured turns that follow, the
+   * new session's or another contender's.
+   */
+  async newSession(): Promise<void> {
     const previous = this.all.at(-1);
-    // No one reads the session's events, so it can archive itself at once.
-    if (previous) void this.agent.end(previous, 'benchmark moved on').catch(() => undefined);
+    if (previous) {
+      await this.agent.end(previous, 'benchmark moved on').catch(() => undefined);
+      await this.closed(previous);
+    }
     this.all.push(`${this.prefix}-${this.all.length + 1}`);
     this.turnsInSession = 0;
   }
 
   /** One turn, send to result, in ms; throws when it did not run as scripted. */
   async turn(text: string): Promise<number> {
-    if (this.all.length === 0 || this.turnsInSession >= this.turnsPerSession) this.newSession();
+    if (this.all.length === 0 || this.turnsInSession >= this.turnsPerSession) await this.newSession();
     const sessionId = this.all.at(-1) as string;
     const options: SessionOptionsInput = {
       sessionId,
@@ -49,17 +57,18 @@ export class SessionContender {
   async endAll(): Promise<void> {
     const last = this.all.at(-1);
     if (last) await this.agent.end(last, 'benchmark done').catch(() => undefined);
-    await Promise.all(
-      this.all.map(async (sessionId) => {
-        const handle = this.agent.client.workflow.getHandle(workflowIdFor(sessionId));
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(false), 20_000);
-        });
-        const closed = await Promise.race([handle.result().then(() => true, () => true), timeout]);
-        clearTimeout(timer);
-        if (!closed) await handle.terminate('the benchmark is over and the session did not end').catch(() => undefined);
-      }),
-    );
+    await Promise.all(this.all.map((sessionId) => this.closed(sessionId)));
+  }
+
+  /** Waits up to 20 s for a session's run to close; one that does not is terminated. */
+  private async closed(sessionId: string): Promise<void> {
+    const handle = this.agent.client.workflow.getHandle(workflowIdFor(sessionId));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), 20_000);
+    });
+    const closed = await Promise.race([handle.result().then(() => true, () => true), timeout]);
+    clearTimeout(timer);
+    if (!closed) await handle.terminate('the benchmark is over and the session did not end').catch(() => undefined);
   }
 }
