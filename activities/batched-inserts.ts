@@ -20,7 +20,7 @@ export interface BatchedInsertOptions {
   attempts: number;
 }
 
-export const DEFAULT_BATCHED_INSERTS: BatchedInsertOptions = { delayMs: 50, maxDocs: 200, attempts: 3 };
+export const DEFAULT_BATCHED_INSERTS: BatchedInsertOptions = { delayMs: 150, maxDocs: 200, attempts: 3 };
 
 /** The largest document the server stores (BSON's 16 MiB); the driver refuses a larger one before sending anything. */
 export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;

@@ -44,7 +44,7 @@ export const RuntimeConfig = z.object({
      * its own. At most 150: a worker killed within the delay loses the
      * records still waiting.
      */
-    writeBatchMs: z.number().int().min(0).max(150).default(50),
+    writeBatchMs: z.number().int().min(0).max(150).default(150),
   }),
   model: z.object({
     baseUrl: z.url({ message: 'must be a URL such as https://api.openai.com/v1' }).default('https://api.openai.com/v1'),

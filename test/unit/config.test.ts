@@ -72,7 +72,7 @@ describe('runtime configuration', () => {
   });
   it('reads how long writes behind model calls wait to share an insert, and names the setting when it is out of range', () => {
     const local = { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1' };
-    expect(loadConfig(local).mongodb.writeBatchMs).toBe(50);
+    expect(loadConfig(local).mongodb.writeBatchMs).toBe(150);
     expect(loadConfig({ ...local, MONGODB_WRITE_BATCH_MS: '0' }).mongodb.writeBatchMs).toBe(0);
     for (const bad of ['-1', '151', '2.5', 'soon']) {
       expect(() => loadConfig({ ...local, MONGODB_WRITE_BATCH_MS: bad })).toThrow(/mongodb\.writeBatchMs \(MONGODB_WRITE_BATCH_MS\)/);
