@@ -115,7 +115,9 @@ export interface TurnContext {
   /** The run's prompt parts: model calls send inline what no completed call of the run carried yet, and ids for the rest. */
   prompts: PromptLedger;
   /** The catalog the run last read for an allow-list (its JSON as the key). */
-  catalogs: { held(allow: string): ToolCatalog | undefined; hold(allow: string, catalog: ToolCatalog): void };
+  catalogs: TurnCatalogs;
+  /** This turn's catalog, when its read started with the turn's other reads (patch `turn-start-together`); read at the loop's start otherwise. */
+  catalog?: Promise<ToolCatalog>;
   /** Registers a pending confirmation and resolves with its decision. */
   awaitDecision(pending: PendingConfirmation): Promise<Decision>;
   /** The day's remaining budget, when one applies to the session's tenant or user. */
@@ -242,12 +244,14 @@ async function callModelFor(ctx: TurnContext, step: number, tools: CallModelInpu
   }
 }
 
+export type TurnCatalogs = { held(allow: string): ToolCatalog | undefined; hold(allow: string, catalog: ToolCatalog): void };
+
 /**
  * The tools this turn may offer. The run keeps the catalog it last read; the
  * worker answers `unchanged` when its digest is the same, so a turn costs
  * history a few bytes rather than every tool schema again.
  */
-async function readCatalog(ctx: TurnContext): Promise<ToolCatalog> {
+export async function readCatalog(ctx: Pick<TurnContext, 'sessionId' | 'options' | 'catalogs'>): Promise<ToolCatalog> {
   const { sessionId, options } = ctx;
   const allow = JSON.stringify(options.toolPolicy.allow ?? null);
   const held = ctx.catalogs.held(allow);
@@ -269,7 +273,7 @@ async function readCatalog(ctx: TurnContext): Promise<ToolCatalog> {
  */
 export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
   const { options, turnId } = ctx;
-  const catalog = await readCatalog(ctx);
+  const catalog = await (ctx.catalog ?? readCatalog(ctx));
   const tools = new Map(catalog.tools.map((t) => [t.name, t]));
   ctx.toolHashes.observe(catalog.tools);
   // A changed tool is offered as it was pinned (or not at all) until a person approves the change: the new

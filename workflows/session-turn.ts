@@ -6,7 +6,7 @@ import type { ChatMessage } from './chat-message';
 import { DEFAULT_SYSTEM_PROMPT } from './default-system-prompt';
 import { FailureType } from './failure-types';
 import { shouldExtractNow } from './memory-events';
-import { ModelCallFailed, runReactTurn, waitForDecision, type Decision, type TurnBudget } from './react-turn';
+import { ModelCallFailed, readCatalog, runReactTurn, waitForDecision, type Decision, type TurnBudget, type TurnCatalogs } from './react-turn';
 import type { SessionMemory } from './session-memory';
 import type { RunningTurn, SessionRun } from './session-run';
 import { FOLD_BACKOFF, MAX_FOLD_SKIP, RESULT_MEMORY, UNFOLDED_CAP, TOOL_RECORD_MEMORY, type QueuedMessage } from './session-state';
@@ -25,6 +25,14 @@ const { checkBudget } = proxyLocalActivities<UsageActivities>({
  * spend today (BUDGETS), and stops before a model call once that is spent.
  */
 export const BUDGET_CHECK = 'budget-check';
+
+/**
+ * Patch id: a turn starts its three reads (the day's budget, the memories
+ * recalled for the message, the tool catalog) at once and waits for all of
+ * them, instead of one after another: one round between the workflow and
+ * its local activities instead of three (docs/performance.md).
+ */
+export const TURN_START_TOGETHER = 'turn-start-together';
 
 /** The day's allowance as a turn spends it: tokens and, with a price, cost. */
 function turnBudget(allowance: BudgetAllowance): TurnBudget {
@@ -104,11 +112,28 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
   let toolCalls = 0;
   let error: string | undefined;
   try {
+    const catalogs: TurnCatalogs = {
+      held: (allow) => (run.heldCatalog?.allow === allow ? run.heldCatalog.catalog : undefined),
+      hold: (allow, catalog) => {
+        run.heldCatalog = { allow, catalog };
+      },
+    };
     const result = await turn.scope.run(async () => {
-      const allowance = patched(BUDGET_CHECK)
-        ? await checkBudget({ tenant: options.namespace.tenant, user: options.namespace.user, model: options.model.name ?? '' })
+      const together = patched(TURN_START_TOGETHER);
+      const budgetRead = patched(BUDGET_CHECK)
+        ? checkBudget({ tenant: options.namespace.tenant, user: options.namespace.user, model: options.model.name ?? '' })
         : null;
-      const recalled = await memory.recall(turn.turnId, message.text);
+      let allowance: BudgetAllowance | null;
+      let recalled: Awaited<ReturnType<SessionMemory['recall']>>;
+      let catalog: ReturnType<typeof readCatalog> | undefined;
+      if (together) {
+        // All three scheduled in this activation. Promise.all handles every rejection, the ones after the first included.
+        catalog = readCatalog({ sessionId: run.sessionId, options, catalogs });
+        [allowance, recalled] = await Promise.all([budgetRead, memory.recall(turn.turnId, message.text), catalog]);
+      } else {
+        allowance = await budgetRead;
+        recalled = await memory.recall(turn.turnId, message.text);
+      }
       const prefix = run.context.prompt(options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, [], recalled.lines);
       observe('contextShare', run.context.pinnedShare([...prefix, ...messages]));
       return runReactTurn({
@@ -132,12 +157,8 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
             : undefined,
         toolHashes: run.toolHashes,
         prompts: run.prompts,
-        catalogs: {
-          held: (allow) => (run.heldCatalog?.allow === allow ? run.heldCatalog.catalog : undefined),
-          hold: (allow, catalog) => {
-            run.heldCatalog = { allow, catalog };
-          },
-        },
+        catalogs,
+        ...(catalog ? { catalog } : {}),
         onStep: (step) => {
           turn.step = step;
         },

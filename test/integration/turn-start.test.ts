@@ -1,0 +1,85 @@
+import type { ActivityInboundCallsInterceptor, ActivityExecuteInput, Next } from '@temporalio/worker';
+import { Context } from '@temporalio/activity';
+import { sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+import { MemoryRepository } from '../../activities/memory/memory-repository';
+import { DAY, fact, userSource } from '../support/memory-fixtures';
+
+/*
+ * A turn starts with three reads, each a local activity: the day's budget,
+ * the memories recalled for the message and the tool catalog. They are
+ * scheduled together (patch `turn-start-together`), so the turn waits for
+ * the slowest, not for the sum. A fault injector on the worker holds the
+ * budget read for a while and notes when each read ran.
+ */
+
+const HOLD_MS = 600;
+const READS = ['checkBudget', 'recallMemories', 'getToolCatalog'] as const;
+
+interface Ran {
+  type: string;
+  workflowId: string;
+  start: number;
+  end: number;
+}
+const ran: Ran[] = [];
+
+class ReadTimer implements ActivityInboundCallsInterceptor {
+  async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    const { activityType, workflowExecution, isLocal } = Context.current().info;
+    if (!isLocal || !(READS as readonly string[]).includes(activityType)) return next(input);
+    const start = Date.now();
+    try {
+      if (activityType === 'checkBudget') await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+      return await next(input);
+    } finally {
+      ran.push({ type: activityType, workflowId: workflowExecution?.workflowId ?? '', start, end: Date.now() });
+    }
+  }
+}
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await startTestEnv({
+    name: 'turnstart',
+    configEnv: { EMBEDDING_MODEL: 'offline-hash' },
+    workerOptions: { interceptors: { activity: [() => ({ inbound: new ReadTimer() })] } },
+  });
+  await new MemoryRepository(env.db).ensureIndexes();
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+it('reads the budget, the memories and the tool catalog side by side: the catalog and the recall start while the budget read is held, and the turn still gets all three', async () => {
+  const sessionId = uniqueId('s');
+  const user = uniqueId('u');
+  const now = new Date();
+  await new MemoryRepository(env.db)
+    .forNamespace({ tenant: 'acme', user })
+    .writeFact(fact('home city', 'Lisbon', { source: userSource('earlier', 'turn-1'), statedAt: now, expiresAt: new Date(now.getTime() + 30 * DAY) }), { actor: { by: 'import' }, now });
+  env.model.script(
+    [
+      // The recalled memory and the catalog's tools both reach the model's request.
+      { match: { where: (req) => /home city is Lisbon/.test(String(req.messages[0]?.content ?? '')) && (req.tools?.length ?? 0) > 0 }, respond: { kind: 'text', text: 'Lisbon.' } },
+      { respond: { kind: 'text', text: 'Again.' } },
+    ],
+    { lane: sessionId },
+  );
+  const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user }, memory: { enabled: true } });
+  const asUser = env.agent.as(options.namespace);
+  const first = await asUser.ask(options, { text: "What is the user's home city?" });
+  expect(first.turn).toMatchObject({ outcome: 'completed', text: 'Lisbon.' });
+  const second = await asUser.ask(options, { text: 'And again?' });
+  expect(second.turn).toMatchObject({ outcome: 'completed', text: 'Again.' });
+
+  const mine = ran.filter((r) => r.workflowId.endsWith(sessionId));
+  // Each turn ran each read once.
+  for (const type of READS) expect(mine.filter((r) => r.type === type)).toHaveLength(2);
+  for (let turn = 0; turn < 2; turn++) {
+    const [budget, recall, catalog] = READS.map((type) => mine.filter((r) => r.type === type)[turn]!);
+    // One after another, the recall and the catalog would start only once the held budget read had ended.
+    expect(recall.start).toBeLessThan(budget.end);
+    expect(catalog.start).toBeLessThan(budget.end);
+    expect(budget.end - budget.start).toBeGreaterThanOrEqual(HOLD_MS - 5);
+  }
+});
