@@ -29,8 +29,8 @@ export const BUDGET_CHECK = 'budget-check';
 /**
  * Patch id: a turn starts its three reads (the day's budget, the memories
  * recalled for the message, the tool catalog) at once and waits for all of
- * them, instead of one after another: one round between the workflow and
- * its local activities instead of three (docs/performance.md).
+ * them, instead of one after another: the turn waits for the slowest read,
+ * not for their sum (docs/performance.md).
  */
 export const TURN_START_TOGETHER = 'turn-start-together';
 

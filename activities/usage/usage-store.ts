@@ -114,8 +114,9 @@ export class UsageStore {
 
   /**
    * Records one call behind the caller's back: a model step with an instant
-   * model need not wait for MongoDB. Records within a few milliseconds of
-   * each other (several steps, several sessions) share one insert; a failed
+   * model need not wait for MongoDB. Records within the batch delay
+   * (MONGODB_WRITE_BATCH_MS) of each other (several steps, several
+   * sessions) share one insert; a failed
    * insert is tried twice more. Reads on this worker (summaries, budget
    * checks) first write what is queued and wait for it, so a turn's budget
    * check sees the turn before it. A worker killed between a call's

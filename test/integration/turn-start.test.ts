@@ -9,7 +9,9 @@ import { DAY, fact, userSource } from '../support/memory-fixtures';
  * the memories recalled for the message and the tool catalog. They are
  * scheduled together (patch `turn-start-together`), so the turn waits for
  * the slowest, not for the sum. A fault injector on the worker holds the
- * budget read for a while and notes when each read ran.
+ * budget read for a while and notes when each read ran. (An interrupt
+ * cannot reach a turn while these reads run: local activities hold the
+ * workflow task, and signals are handled between tasks.)
  */
 
 const HOLD_MS = 600;
@@ -37,11 +39,15 @@ class ReadTimer implements ActivityInboundCallsInterceptor {
   }
 }
 
+/** A tenant whose day allows one token: its first turn's model call spends it. */
+const BUDGETED = 'turnstart-budgeted';
+
 let env: TestEnv;
 beforeAll(async () => {
   env = await startTestEnv({
     name: 'turnstart',
     configEnv: { EMBEDDING_MODEL: 'offline-hash' },
+    budgets: { tenants: { [BUDGETED]: { tokensPerDay: 1 } }, users: {} },
     workerOptions: { interceptors: { activity: [() => ({ inbound: new ReadTimer() })] } },
   });
   await new MemoryRepository(env.db).ensureIndexes();
@@ -50,7 +56,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-it('reads the budget, the memories and the tool catalog side by side: the catalog and the recall start while the budget read is held, and the turn still gets all three', async () => {
+it('reads the budget, the memories and the tool catalog side by side: the catalog and the recall start while the budget read is held, and the model gets the recalled memory and the tools', async () => {
   const sessionId = uniqueId('s');
   const user = uniqueId('u');
   const now = new Date();
@@ -76,10 +82,29 @@ it('reads the budget, the memories and the tool catalog side by side: the catalo
   // Each turn ran each read once.
   for (const type of READS) expect(mine.filter((r) => r.type === type)).toHaveLength(2);
   for (let turn = 0; turn < 2; turn++) {
-    const [budget, recall, catalog] = READS.map((type) => mine.filter((r) => r.type === type)[turn]!);
+    const nth = (type: string): Ran => mine.filter((r) => r.type === type)[turn] as Ran;
+    const [budget, recall, catalog] = [nth('checkBudget'), nth('recallMemories'), nth('getToolCatalog')];
     // One after another, the recall and the catalog would start only once the held budget read had ended.
     expect(recall.start).toBeLessThan(budget.end);
     expect(catalog.start).toBeLessThan(budget.end);
     expect(budget.end - budget.start).toBeGreaterThanOrEqual(HOLD_MS - 5);
   }
+});
+
+it('acts on the budget read side by side with the others: once the first turn has spent the day\'s budget, the second stops before its model call', async () => {
+  const sessionId = uniqueId('s');
+  env.model.script([{ respond: { kind: 'text', text: 'Spent.' } }], { lane: sessionId });
+  const options = sessionOptions(sessionId, { namespace: { tenant: BUDGETED, user: uniqueId('u') } });
+  const asUser = env.agent.as(options.namespace);
+  const first = await asUser.ask(options, { text: 'hello' });
+  expect(first.turn).toMatchObject({ outcome: 'completed', text: 'Spent.' });
+  const next = await asUser.ask(options, { text: 'hello again' });
+  expect(next.turn.outcome).toBe('budget_exceeded');
+  expect(next.turn.modelCalls).toBe(0);
+  expect(env.model.requestsFor(sessionId)).toHaveLength(1);
+  // The second turn's reads still overlapped.
+  const mine = ran.filter((r) => r.workflowId.endsWith(sessionId));
+  const second = (type: string): Ran => mine.filter((r) => r.type === type)[1] as Ran;
+  const [budget, catalog] = [second('checkBudget'), second('getToolCatalog')];
+  expect(catalog.start).toBeLessThan(budget.end);
 });
