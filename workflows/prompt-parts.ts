@@ -74,12 +74,30 @@ export const PROMPT_PART_MISSING = 'PromptPartMissing';
  */
 export const MODEL_PROMPT_BY_REF = 'model-prompt-by-ref';
 
+/** Freezes an object and everything it holds (a message or a tool: plain data). */
+function deepFreeze<T extends object>(value: T): T {
+  Object.freeze(value);
+  for (const inner of Object.values(value)) {
+    if (typeof inner === 'object' && inner !== null) deepFreeze(inner);
+  }
+  return value;
+}
+
 /** Part ids and which of them a completed call carried, for one run (a new run starts with none). */
 export class PromptLedger {
   private readonly ids = new Map<string, string>();
   /** Each id's `contentTag`, computed once, when the id is made. */
   private readonly tags = new Map<string, string>();
   private readonly stored = new Set<string>();
+  /**
+   * The id of each message or tool object already referred, by identity: a
+   * window's messages are the same objects step after step, and reading
+   * their id here spares turning each into JSON again. An object is frozen
+   * (deeply) when it is first referred, so it cannot change under its id:
+   * code that tried to change a message already sent would throw rather
+   * than have the model sent its old text.
+   */
+  private readonly known = new WeakMap<object, string>();
   private next = 1;
 
   /** The prompt by reference, and the ids it carries inline (to confirm once the call completes). */
@@ -87,14 +105,19 @@ export class PromptLedger {
     const parts: Record<string, unknown> = {};
     const inline: string[] = [];
     const refer = (value: unknown): string => {
-      // Keyed by content, so an equal message or tool built anew (the system message of each turn, a re-offered
-      // tool) is one part, and a message changed after it was first sent can never be mistaken for its old text.
-      const json = JSON.stringify(value) ?? 'null';
-      let id = this.ids.get(json);
+      const object = typeof value === 'object' && value !== null ? value : undefined;
+      let id = object ? this.known.get(object) : undefined;
       if (id === undefined) {
-        id = `p${this.next++}`;
-        this.ids.set(json, id);
-        this.tags.set(id, contentTag(json));
+        // Keyed by content, so an equal message or tool built anew (the system message of each turn, a re-offered
+        // tool) is one part, and a message changed after it was first sent can never be mistaken for its old text.
+        const json = JSON.stringify(value) ?? 'null';
+        id = this.ids.get(json);
+        if (id === undefined) {
+          id = `p${this.next++}`;
+          this.ids.set(json, id);
+          this.tags.set(id, contentTag(json));
+        }
+        if (object) this.known.set(deepFreeze(object), id);
       }
       if (!this.stored.has(id) && !(id in parts)) {
         parts[id] = value;

@@ -52,4 +52,39 @@ describe('prompts by reference, as the workflow builds them', () => {
     expect(promptDigest(['p1', 'p2'])).toBe(contentTag('p1,p2'));
     expect(contentTag('p1,p2')).toBe('a974c2');
   });
+  it('freeze a message or tool once it is referred, nested parts too, so a change after sending throws instead of going unseen', () => {
+    const ledger = new PromptLedger();
+    const assistant = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'local_calculate', arguments: '{"a":1}' } }] };
+    const offered = { name: 'local_lookup', description: 'finds', parameters: { type: 'object', properties: { q: { type: 'string' } } } };
+    ledger.compact([assistant], [offered]);
+    expect(() => {
+      (assistant as { content: string | null }).content = 'changed';
+    }).toThrow(TypeError);
+    expect(() => {
+      assistant.tool_calls[0]!.function.arguments = '{"a":2}';
+    }).toThrow(TypeError);
+    expect(() => assistant.tool_calls.push(assistant.tool_calls[0]!)).toThrow(TypeError);
+    expect(() => {
+      offered.parameters.properties.q.type = 'number';
+    }).toThrow(TypeError);
+    expect(assistant.tool_calls[0]!.function.arguments).toBe('{"a":1}');
+  });
+
+  it('read the id of an object already referred without turning it into JSON again, and give an equal new object the same id', () => {
+    const ledger = new PromptLedger();
+    const window = [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }];
+    const first = ledger.compact(window, [tool]).prompt;
+    const stringify = jest.spyOn(JSON, 'stringify');
+    try {
+      const next = ledger.compact([...window, { role: 'user', content: 'three' }], [tool]).prompt;
+      // Only the new message was turned into JSON.
+      expect(stringify).toHaveBeenCalledTimes(1);
+      expect(next.messages).toEqual([...first.messages, 'p4']);
+      expect(next.tools).toEqual(first.tools);
+      expect(next.digest).toBe(promptDigest([...window, { role: 'user', content: 'three' }, tool].map(tagOf)));
+    } finally {
+      stringify.mockRestore();
+    }
+    expect(ledger.compact([{ role: 'user', content: 'one' }], []).prompt.messages).toEqual([first.messages[0]]);
+  });
 });
