@@ -104,6 +104,8 @@ async function main(started: Started): Promise<void> {
     TEMPORAL_NAMESPACE: stack.temporalNamespace,
     MONGODB_URI: stack.mongoUri,
     TEMPORAL_TASK_QUEUE: `bench-loop-${id}`,
+    // No maintenance schedule: it would fire on this run's task queue, which no worker polls once the bench ends.
+    MAINTENANCE_EVERY_MS: '0',
     OPENAI_BASE_URL: model.baseUrl,
     OPENAI_API_KEY: 'bench',
     MODEL_NAME: 'bench',
