@@ -21,30 +21,35 @@ import { isSummaryRequest } from '../support/scripted-summarizer';
 /*
  * The worker's Prometheus endpoint after one scripted session, parsed by a
  * real text-format parser: every session, tool and model metric with its
- * exact count. The worker caches no workflow, so every workflow task replays
- * the history from the start: counters recorded by workflow code must still
- * count each event once.
+ * exact count. The main worker caches no workflow, so every workflow task
+ * replays the history from the start: counters recorded by workflow code must
+ * still count each event once.
  */
 
-// With no workflow cache, the SDK's core now and then fails a task with a local activity in flight ("Attempted
-// to check for LA marker handling in invalid state RequestSent") and runs it again as new work, so what that task
-// counted is counted twice (docs/metrics.md); seen in two of six CI runs, and on a host with 6 to 24% CPU steal
-// (2026-12-03) in seven of ten attempts run alone (three of five with the client as changed that day, four of five
-// with the client before it) and both attempts of one CI run, with the SDK's "There should not be any outgoing
-// commands ... only an eviction" logged beside it. A failing test
-// runs up to twice more, with sessions, scrapes and probe runs of its own; a real double count fails every time.
+// With no workflow cache, the SDK's core sometimes fails a task that has a local activity in flight when a query or
+// an update comes in for the session ("There were leftover buffered tasks when evicting run", "There should not be
+// any outgoing commands ... only an eviction"), and runs it again as new work: what that task counted is counted
+// twice (docs/metrics.md). The test whose calls query and decide while tools run (the second) therefore runs on a
+// worker that caches its sessions, as production workers do; the others keep the worker that caches none. Before
+// that split, the second test failed in three of three attempts of one CI run and on a loaded host in seven of ten
+// attempts run alone. A failing test still runs up to twice more, with sessions, scrapes and probe runs of its own;
+// a real double count fails every time.
 jest.retryTimes(2, { logErrorsBeforeRetry: true });
 
 const log: ProbeLog = { runs: [] };
 let env: TestEnv;
+let cached: TestEnv;
 
 beforeAll(async () => {
   // Memories are seeded with the fixtures' word-hashing vectors, so the worker embeds queries the same way.
-  env = await startTestEnv({ name: 'metrics', extraTools: probeTools(log), workerOptions: { maxCachedWorkflows: 0 }, configEnv: { EMBEDDING_MODEL: 'offline-hash' } });
+  [env, cached] = await Promise.all([
+    startTestEnv({ name: 'metrics', extraTools: probeTools(log), workerOptions: { maxCachedWorkflows: 0 }, configEnv: { EMBEDDING_MODEL: 'offline-hash' } }),
+    startTestEnv({ name: 'metrics-cached', extraTools: probeTools(log) }),
+  ]);
 });
 
 afterAll(async () => {
-  await env?.close();
+  await Promise.all([env?.close(), cached?.close()]);
 });
 
 it('counts turns, steps, tools, confirmations, model calls and tokens exactly, replays included, next to the SDK\'s own metrics', async () => {
@@ -150,12 +155,13 @@ it('counts turns, steps, tools, confirmations, model calls and tokens exactly, r
 }, 120_000);
 
 it('counts the turns, tool calls and confirmations that end otherwise: step limit, failure, interrupt; rejected, failed, timed-out and declined calls; denials by the user, the timeout and an interrupt; and the API server counts each event it streams', async () => {
-  const before = await scrape(env.metricsUrl);
-  const q = { taskQueue: env.taskQueue };
+  // On the worker that caches its sessions: this test's calls ask and act while local activities are in flight.
+  const before = await scrape(cached.metricsUrl);
+  const q = { taskQueue: cached.taskQueue };
   const sessionId = uniqueId('metrics-ends');
   // local_sleepy is off the allow-list.
   const options = sessionOptions(sessionId, { toolPolicy: { allow: ['local_note', 'local_wipe', 'local_forbidden', 'local_slow'] }, limits: { maxSteps: 2 } });
-  env.model.script(
+  cached.model.script(
     [
       // Turn 1, step 1: five calls at once, none of which ends well.
       {
@@ -179,40 +185,39 @@ it('counts the turns, tool calls and confirmations that end otherwise: step limi
     ],
     { lane: sessionId },
   );
-  const pending = (id: string) => eventually(async () => (await env.agent.getSession(sessionId)).pendingConfirmations.some((p) => p.toolCallId === id), `the held call ${id}`);
-  const limited = await env.agent.send(options, { text: 'do everything' });
+  const pending = (id: string) => eventually(async () => (await cached.agent.getSession(sessionId)).pendingConfirmations.some((p) => p.toolCallId === id), `the held call ${id}`);
+  const limited = await cached.agent.send(options, { text: 'do everything' });
   await pending('c_denied');
-  await env.agent.deny(sessionId, 'c_denied', 'not now');
-  expect((await env.agent.waitForTurn(sessionId, limited.turnId)).outcome).toBe('step_limit');
-  expect((await env.agent.ask(options, { text: 'a very long message' })).turn.outcome).toBe('failed');
-  const held = await env.agent.send(options, { text: 'wipe, then never mind' });
+  await cached.agent.deny(sessionId, 'c_denied', 'not now');
+  expect((await cached.agent.waitForTurn(sessionId, limited.turnId)).outcome).toBe('step_limit');
+  expect((await cached.agent.ask(options, { text: 'a very long message' })).turn.outcome).toBe('failed');
+  const held = await cached.agent.send(options, { text: 'wipe, then never mind' });
   await pending('c_interrupted');
-  await env.agent.interrupt(sessionId, 'never mind');
-  expect((await env.agent.waitForTurn(sessionId, held.turnId)).outcome).toBe('interrupted');
-  await env.agent.end(sessionId);
-  await env.client.workflow.getHandle(workflowIdFor(sessionId)).result();
-  env.model.assertDone(sessionId);
-  // Then another session, whose held call nobody answers within its 1 s: the timeout denies it. (Not at the same
-  // time: with no workflow cache, two sessions at once evict each other mid-task, and a lost task counts twice.)
+  await cached.agent.interrupt(sessionId, 'never mind');
+  expect((await cached.agent.waitForTurn(sessionId, held.turnId)).outcome).toBe('interrupted');
+  await cached.agent.end(sessionId);
+  await cached.client.workflow.getHandle(workflowIdFor(sessionId)).result();
+  cached.model.assertDone(sessionId);
+  // Then another session, whose held call nobody answers within its 1 s: the timeout denies it.
   const unanswered = uniqueId('metrics-unanswered');
-  env.model.script(
+  cached.model.script(
     [
       { respond: { kind: 'tool_calls', calls: [{ id: 'c_unanswered', name: 'local_wipe', arguments: { confirmText: 'unanswered' } }] } },
       { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Not done.' } },
     ],
     { lane: unanswered },
   );
-  expect((await env.agent.ask(sessionOptions(unanswered, { limits: { confirmationTimeoutMs: 1_000 } }), { text: 'wipe' })).turn.outcome).toBe('completed');
-  await env.agent.end(unanswered);
-  await env.client.workflow.getHandle(workflowIdFor(unanswered)).result();
-  env.model.assertDone(unanswered);
+  expect((await cached.agent.ask(sessionOptions(unanswered, { limits: { confirmationTimeoutMs: 1_000 } }), { text: 'wipe' })).turn.outcome).toBe('completed');
+  await cached.agent.end(unanswered);
+  await cached.client.workflow.getHandle(workflowIdFor(unanswered)).result();
+  cached.model.assertDone(unanswered);
   // Only these ran (local_forbidden throws before it records a run; slow runs as a local activity, run again if its workflow task is lost).
   expect(new Set(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`)).map((r) => r.tool))).toEqual(new Set(['note', 'slow']));
 
   let m = new Map<string, Family>();
   const delta = (name: string, where: Record<string, string>, field: 'value' | 'count' | 'sum' = 'value') => total(m, name, { ...q, ...where }, field) - total(before, name, { ...q, ...where }, field);
   await eventually(async () => {
-    m = await scrape(env.metricsUrl);
+    m = await scrape(cached.metricsUrl);
     return delta(METRICS.turns.name, {}) === 4;
   }, 'the four turns to be counted');
   // Sessions
@@ -246,9 +251,9 @@ it('counts the turns, tool calls and confirmations that end otherwise: step limi
   expect(delta(METRICS.confirmationWait.name, {}, 'sum')).toBeGreaterThanOrEqual(1);
 
   // The API server streams the closed session's events (from its archive) and counts each one it writes.
-  const kept = await collectEvents(env.agent, sessionId, () => false);
+  const kept = await collectEvents(cached.agent, sessionId, () => false);
   const { token, entry } = mintToken({ tenant: 'acme', user: 'ana' });
-  const api = createApi({ agent: env.agent, tokens: new TokenBook([entry]) });
+  const api = createApi({ agent: cached.agent, tokens: new TokenBook([entry]) });
   const server = await listen(api.app, 0);
   try {
     const res = await fetch(`${server.url}/v1/sessions/${sessionId}/events`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(20_000) });
