@@ -47,6 +47,8 @@ export class ToolPins {
   private readonly hashes: Map<string, string>;
   private readonly texts: Map<string, PinnedText>;
   private textBytes = 0;
+  /** Offers made, by the text object offered: the tool itself, or its pinned text. */
+  private readonly offers = new WeakMap<PinnedText, OfferedTool>();
 
   constructor(hashes: ReadonlyArray<readonly [string, string]> = [], texts: ReadonlyArray<readonly [string, PinnedText]> = []) {
     this.hashes = new Map(hashes);
@@ -101,13 +103,29 @@ export class ToolPins {
     const offered: OfferedTool[] = [];
     for (const tool of tools) {
       if (!reapproveChanged || !this.changed(tool)) {
-        offered.push({ name: tool.name, description: tool.description, parameters: tool.parameters });
+        offered.push(this.offeredAs(tool, tool));
         continue;
       }
       const pinned = this.texts.get(tool.name);
-      if (pinned) offered.push({ name: tool.name, description: pinned.description, parameters: pinned.parameters });
+      if (pinned) offered.push(this.offeredAs(tool, pinned));
     }
     return offered;
+  }
+
+  /**
+   * The same offer object for the same tool and text, step after step: the
+   * prompt ledger finds an object it has already sent by identity, where a
+   * new one would be turned into JSON again (every tool's schema, every
+   * step). Keyed by the text's object, which a catalog read or a pin change
+   * replaces, never changes in place.
+   */
+  private offeredAs(tool: ToolSpec, text: PinnedText): OfferedTool {
+    let offer = this.offers.get(text);
+    if (offer?.name !== tool.name) {
+      offer = { name: tool.name, description: text.description, parameters: text.parameters };
+      this.offers.set(text, offer);
+    }
+    return offer;
   }
 
   /** Old and new side by side, for the person asked to approve a changed tool; bounded so the event always fits. */

@@ -34,6 +34,33 @@ describe('ToolPins', () => {
     expect(pins.offer([changed], true)[0]?.description).toBe('new');
   });
 
+  it('offers the same object for the same tool and text step after step, and a new one when the text offered changes', () => {
+    // The prompt ledger finds parts it has sent by identity: a new offer object each step would be turned into JSON again.
+    const pins = new ToolPins();
+    const a = spec('a', 'first');
+    const b = spec('b', 'second');
+    pins.observe([a, b]);
+    const step1 = pins.offer([a, b], true);
+    const step2 = pins.offer([a, b], true);
+    expect(step2[0]).toBe(step1[0]);
+    expect(step2[1]).toBe(step1[1]);
+    // A catalog read that brings the tool anew (same text) is a new object: offered anew, equal in content.
+    const reread = spec('a', 'first');
+    expect(pins.offer([reread], true)[0]).not.toBe(step1[0]);
+    expect(pins.offer([reread], true)[0]).toEqual(step1[0]);
+    // A changed tool: its pinned text, the same object each step until the change is approved.
+    const changed = spec('a', 'changed');
+    const held1 = pins.offer([changed], true)[0];
+    expect(held1).toEqual({ name: 'a', description: 'first', parameters: { type: 'object' } });
+    expect(pins.offer([changed], true)[0]).toBe(held1);
+    pins.approve(changed);
+    const approved = pins.offer([changed], true)[0];
+    expect(approved).toEqual({ name: 'a', description: 'changed', parameters: { type: 'object' } });
+    expect(pins.offer([changed], true)[0]).toBe(approved);
+    // With re-approval off, the tool's own text.
+    expect(pins.offer([changed], false)[0]).toBe(approved);
+  });
+
   it('withholds a changed tool whose pinned text was too large to keep', () => {
     const pins = new ToolPins();
     pins.observe([spec('big', 'x'.repeat(20_000), 'h1')]);
