@@ -24,6 +24,12 @@ export interface ScriptedModelServerOptions {
   embed?: (text: string) => number[];
   /** One line per request on stderr. */
   log?: boolean;
+  /**
+   * Milliseconds every chat request waits before its answer starts, as a real
+   * model spends on its prompt before the first token (default 0). A client
+   * that hangs up meanwhile gets nothing.
+   */
+  latencyMs?: number;
 }
 
 const BODY_LIMIT_BYTES = 16 * 1024 * 1024;
@@ -54,6 +60,10 @@ export class ScriptedModelServer {
   }
 
   static async start(options: ScriptedModelServerOptions = {}): Promise<ScriptedModelServer> {
+    const latency = options.latencyMs;
+    if (latency !== undefined && !(Number.isFinite(latency) && latency >= 0)) {
+      throw new Error(`latencyMs must be a number of milliseconds, 0 or more, got ${String(latency)}`);
+    }
     const http = createServer();
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
@@ -238,6 +248,8 @@ export class ScriptedModelServer {
       return;
     }
     this.trace(record, answer.kind);
+    const latencyMs = this.options.latencyMs ?? 0;
+    if (latencyMs > 0 && !(await waitUnlessClosed(latencyMs, closed))) return;
     await replyToChat({
       request,
       response: answer,
@@ -285,4 +297,19 @@ export class ScriptedModelServer {
     const detail = record.unexpected === undefined ? (record.stepName ?? '') : record.unexpected;
     process.stderr.write(`[scripted-model] #${record.id} ${record.lane} ${record.path} -> ${outcome} ${detail}\n`);
   }
+}
+
+/** Waits `ms`, or less when `closed` fires first; says whether the whole wait passed with the client still there. */
+function waitUnlessClosed(ms: number, closed: AbortSignal): Promise<boolean> {
+  if (closed.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (waited: boolean): void => {
+      clearTimeout(timer);
+      closed.removeEventListener('abort', cut);
+      resolve(waited);
+    };
+    const cut = (): void => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    closed.addEventListener('abort', cut, { once: true });
+  });
 }

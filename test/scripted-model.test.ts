@@ -496,6 +496,36 @@ describe.each([
       expect(doomed.requests[0]?.finishedAt).toBeDefined();
     });
 
+    test('latencyMs holds every answer back that long, and a client that hangs up meanwhile is recorded as aborted', async () => {
+      const slow = await ScriptedModelServer.start({ latencyMs: 250 });
+      try {
+        const sdk = sdkFor(slow.baseUrl);
+        slow.script([{ respond: { kind: 'text', text: 'late' } }, { respond: { kind: 'text', text: 'never' } }]);
+
+        const t0 = performance.now();
+        const chunks = await collect(await sdk.chat.completions.create({ model: MODEL, messages: user('x'), stream: true }));
+        expect(performance.now() - t0).toBeGreaterThanOrEqual(245);
+        expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('late');
+
+        const controller = new AbortController();
+        const pending = caught(sdk.chat.completions.create({ model: MODEL, messages: user('x') }, { signal: controller.signal }));
+        await slow.waitForRequests(2);
+        controller.abort();
+        expect(await pending).toBeInstanceOf(APIUserAbortError);
+        await slow.waitUntil((requests) => requests[1]?.aborted === true, { timeoutMs: 2_000 });
+        // Cut short during the wait: finished well before the latency ran out, nothing written after.
+        expect((slow.requests[1]?.finishedAt ?? Infinity) - (slow.requests[1]?.receivedAt ?? 0)).toBeLessThan(250);
+      } finally {
+        await slow.close();
+      }
+    });
+
+    test('a latencyMs that is not a number of milliseconds is refused at start', async () => {
+      for (const latencyMs of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
+        await expect(ScriptedModelServer.start({ latencyMs })).rejects.toThrow(/latencyMs must be a number of milliseconds, 0 or more/);
+      }
+    });
+
     test('a truncated stream delivers its deltas, then the SDK throws `terminated` with no finish_reason', async () => {
       server.script([{ respond: { kind: 'truncated_stream', text: 'partial answer that never ends' } }]);
 
