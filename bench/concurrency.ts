@@ -21,7 +21,12 @@
  * tuning from the environment. The last line printed is one JSON object:
  * phase 1 at the top level, phase 2 under `kill`, the tuning under `tuning`.
  *
- *   npm run bench:concurrency -- [--sessions 50] [--turns 2] [--steps 5] [--single-turns 10] [--kill-at 0.5]
+ * `--model-ms` makes every model call wait that long before its answer
+ * starts (0 by default: the model answers at once, so the figures are the
+ * runtime's and the machine's alone); the floor's model activity waits as
+ * long.
+ *
+ *   npm run bench:concurrency -- [--sessions 50] [--turns 2] [--steps 5] [--single-turns 10] [--kill-at 0.5] [--model-ms 0]
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -64,6 +69,7 @@ function options() {
       steps: { type: 'string', default: '5' },
       'single-turns': { type: 'string', default: '10' },
       'kill-at': { type: 'string', default: '0.5' },
+      'model-ms': { type: 'string', default: '0' },
     },
   });
   const killAt = Number(values['kill-at']);
@@ -74,6 +80,7 @@ function options() {
     steps: intOption('steps', values.steps, 2, 50),
     singleTurns: intOption('single-turns', values['single-turns'], 2, 1_000),
     killAt,
+    modelMs: intOption('model-ms', values['model-ms'], 0, 60_000),
   };
 }
 
@@ -103,7 +110,7 @@ async function main(started: Started): Promise<void> {
   writeFileSync(started.bundlePath, bundle.code);
 
   const model = await startChild('bench-model-process.ts', {
-    args: [String(opts.steps - 1)],
+    args: [String(opts.steps - 1), String(opts.modelMs)],
     ready: /^model http/,
     label: 'model',
     track: started.children,
@@ -192,7 +199,7 @@ async function main(started: Started): Promise<void> {
   const twoCpuMs = await twoCpu.used();
   const cache = await measureCachedHeap({ ...workerEnv, TEMPORAL_TASK_QUEUE: `${taskQueue}-cache` }, config, shape, `conc-${id}-cache`, started.children);
   // A baseline that fails is reported as missing, never at the cost of the figures above.
-  const floor = await measureFloor(agent, { address, namespace, taskQueue: `${taskQueue}-floor` }, workerEnv, shape, opts.singleTurns, started.children).catch((err: unknown) => {
+  const floor = await measureFloor(agent, { address, namespace, taskQueue: `${taskQueue}-floor` }, workerEnv, shape, opts.singleTurns, opts.modelMs, started.children).catch((err: unknown) => {
     log(`[bench] the floor was not measured: ${err instanceof Error ? err.message : String(err)}`);
     return null;
   });
@@ -214,12 +221,15 @@ async function main(started: Started): Promise<void> {
     sessions: opts.sessions,
     turns_per_session: opts.turns,
     steps_per_turn: opts.steps,
+    model_ms: opts.modelMs,
     wall_s: round(one.wallMs / 1000, 1),
     cores: availableParallelism(),
     single_cpu_ms_per_step: singleCpuPerStep,
     cpu_ms_per_step: cpuPerStep(oneCpuMs, batchSteps),
     // Every session's step needs the machine's CPU for `singleCpuTotal` ms: with all of them waiting, no tuning beats this median.
-    cpu_bound_step_ms: round((opts.sessions * singleCpuTotal) / availableParallelism()),
+    // With a model that takes time, the sessions wait on it side by side and the single session's CPU counts the servers'
+    // idle polling through each wait: no such bound follows.
+    cpu_bound_step_ms: opts.modelMs > 0 ? null : round((opts.sessions * singleCpuTotal) / availableParallelism()),
     kill: {
       ...phaseFigures(two, opts.steps, singleMedian),
       peak_rss_mb: round(twoPeakMb, 1),
@@ -263,6 +273,7 @@ async function measureFloor(
   env: NodeJS.ProcessEnv,
   shape: { sessions: number; turns: number; steps: number; turnTimeoutMs: number },
   singleTurns: number,
+  modelMs: number,
   children: ChildProcess[],
 ) {
   log(`[bench] the floor: the bare workflow of the same shape, one at a time, then ${shape.sessions} x ${shape.turns} turn(s) at once, on a worker process of its own`);
@@ -270,7 +281,7 @@ async function measureFloor(
   let n = 0;
   const turn = async (): Promise<number> => {
     const started = performance.now();
-    await agent.client.workflow.execute('floorTurn', { taskQueue: where.taskQueue, workflowId: `${where.taskQueue}-${++n}`, args: [shape.steps], workflowExecutionTimeout: shape.turnTimeoutMs });
+    await agent.client.workflow.execute('floorTurn', { taskQueue: where.taskQueue, workflowId: `${where.taskQueue}-${++n}`, args: modelMs > 0 ? [shape.steps, modelMs] : [shape.steps], workflowExecutionTimeout: shape.turnTimeoutMs });
     return (performance.now() - started) / shape.steps;
   };
   try {

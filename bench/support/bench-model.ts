@@ -11,12 +11,15 @@ function toolResultsThisTurn(req: ChatRequest): number {
 }
 
 /**
- * A model that answers at once, the same way on every lane: `toolSteps`
- * single no-op tool calls, then a short final text. Both contenders talk to
- * it over the same loopback HTTP, so the model costs them the same.
+ * A model that answers the same way on every lane: `toolSteps` single no-op
+ * tool calls, then a short final text. Both contenders talk to it over the
+ * same loopback HTTP, so the model costs them the same. It answers at once
+ * unless given `latencyMs`, which every call then waits before its answer
+ * starts, as a real model's calls do.
  */
-export function startBenchModel(toolSteps: number): Promise<ScriptedModelServer> {
+export function startBenchModel(toolSteps: number, latencyMs = 0): Promise<ScriptedModelServer> {
   return ScriptedModelServer.start({
+    latencyMs,
     fallback: (req): StepResponse => {
       const done = toolResultsThisTurn(req);
       if (done < toolSteps) return { kind: 'tool_calls', calls: [{ name: NOOP_TOOL, arguments: { i: done + 1 } }] };

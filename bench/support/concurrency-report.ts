@@ -26,7 +26,8 @@ export type ConcurrencyFigures = Phase & {
   sessions: number;
   single_step_ms_median: number;
   single_cpu_ms_per_step: Record<string, number>;
-  cpu_bound_step_ms: number;
+  /** Null with a model that takes time (--model-ms): the sessions then wait on it side by side. */
+  cpu_bound_step_ms: number | null;
   cores: number;
   /** The bare Temporal workflow of the same shape, alone and as many at once (bench/concurrency.ts `measureFloor`). */
   floor: { single_step_ms_median: number; step_ms_p50: number; step_ms_p95: number; p95_ratio: number; steps_per_s: number } | null;
@@ -65,7 +66,7 @@ export function printConcurrencyReport(f: ConcurrencyFigures, batches: ReadonlyA
   out(`  single session  ${cpuLine(f.single_cpu_ms_per_step)}`);
   out(`  one worker      ${cpuLine(f.cpu_ms_per_step)}`);
   out(`  two workers     ${cpuLine(f.kill.cpu_ms_per_step)}`);
-  out(`  with ${f.sessions} sessions waiting on ${f.cores} cores, a step cannot take less than about ${f.cpu_bound_step_ms} ms at the single session's CPU cost`);
+  if (f.cpu_bound_step_ms !== null) out(`  with ${f.sessions} sessions waiting on ${f.cores} cores, a step cannot take less than about ${f.cpu_bound_step_ms} ms at the single session's CPU cost`);
   out(`worker RSS: ${f.idle_rss_mb} MB idle after start, ${f.warm_rss_mb} MB after the single-session baseline, ${f.rss_per_cached_session_mb} MB per cached session at the peak`);
   out(
     `worker heap after a full GC: ${f.heap_cached_mb} MB with the ${f.sessions} sessions cached and idle, ${f.heap_empty_mb} MB once they ended: ` +

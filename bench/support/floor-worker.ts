@@ -1,6 +1,7 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { dataConverterFor } from '../../codec/data-converter';
 import { loadConfig } from '../../workers/config';
+import { floorNoopActivity } from './floor-activity';
 import type { FloorActivities } from './floor-workflow';
 
 /**
@@ -14,7 +15,7 @@ async function main(): Promise<void> {
   if (!address || !namespace || !taskQueue) throw new Error('usage: floor-worker.ts <address> <namespace> <task queue>');
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const connection = await NativeConnection.connect({ address });
-  const activities: FloorActivities = { floorNoop: async (step) => step };
+  const activities: FloorActivities = { floorNoop: floorNoopActivity };
   const dataConverter = dataConverterFor(loadConfig().encryption);
   const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath: require.resolve('./floor-workflow'), activities, dataConverter });
   process.stdout.write('worker ready\n');

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { floorNoopActivity } from './floor-activity';
 import type { FloorActivities } from './floor-workflow';
 
 /** A bare Temporal worker and workflow on their own task queue, timed turn by turn like the session. */
@@ -16,7 +17,7 @@ export class TemporalFloor {
 
   static async start(client: Client, address: string, namespace: string, taskQueue: string): Promise<TemporalFloor> {
     const connection = await NativeConnection.connect({ address });
-    const activities: FloorActivities = { floorNoop: async (step) => step };
+    const activities: FloorActivities = { floorNoop: floorNoopActivity };
     // The client's data converter (payload encryption when configured), so the floor pays the same codec cost as a session.
     const worker = await Worker.create({
       connection,
