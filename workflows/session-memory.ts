@@ -50,12 +50,16 @@ export class SessionMemory {
     }
   }
 
-  /** A finished turn joins the next extraction pass, which starts now when the message calls for it or enough turns wait. */
-  afterTurn(finished: Turn, extractNow: boolean): void {
+  /**
+   * A finished turn joins the next extraction pass, which starts now when the
+   * message calls for it (`extractNow`, asked only with memory on) or enough
+   * turns wait.
+   */
+  afterTurn(finished: Turn, extractNow: () => boolean): void {
     const { options } = this.run;
     if (!options.memory.enabled) return;
     this.run.pendingExtraction = [...this.run.pendingExtraction, finished].slice(-MAX_PENDING_EXTRACTION);
-    if (extractNow) this.schedule('event');
+    if (extractNow()) this.schedule('event');
     else if (this.run.pendingExtraction.length >= options.memory.extractEveryTurns) this.schedule('periodic');
   }
 

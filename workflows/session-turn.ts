@@ -229,7 +229,7 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
   const finished: Turn = { turnId: turn.turnId, messages, outcome, startedAt: message.receivedAt, endedAt: nowIso(), ...by };
   run.context.addTurn(finished);
   observe('windowTurns', run.context.windowTurns);
-  memory.afterTurn(finished, shouldExtractNow(message.text));
+  memory.afterTurn(finished, () => shouldExtractNow(message.text));
   const result: TurnResult = { turnId: turn.turnId, outcome, text, modelCalls, modelAttempts, toolCalls, error, ...by };
   run.recentResults.push(result);
   if (run.recentResults.length > RESULT_MEMORY) run.recentResults.shift();
