@@ -3,6 +3,7 @@
  * current workflow task from history, so it replays identically; this module
  * is the one place workflow code reads it.
  */
+// eslint-disable-next-line no-restricted-properties -- this module is where workflow code reads the time
 export const nowMs = (): number => Date.now();
 
 /*
@@ -15,7 +16,7 @@ let isoMs = Number.NaN;
 let iso = '';
 
 export const nowIso = (): string => {
-  const ms = Date.now();
+  const ms = nowMs();
   if (ms !== isoMs) {
     iso = new Date(ms).toISOString();
     isoMs = ms;
