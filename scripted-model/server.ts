@@ -6,6 +6,7 @@ import { EmbeddingRequest, embeddingResponseBody, type Embedder } from './embedd
 import { BodyTooLargeError, headerValue, readBody, sendJson } from './http-io';
 import { describeInvalidBody, describeIssues } from './invalid-body';
 import { findSequenceProblem } from './message-sequence';
+import { pauseUnlessClosed } from './sse';
 import { offlineEmbedding } from './offline-embedding';
 import { sendInvalidRequest, sendNotFound, sendOpenAiError, sendUnexpected } from './openai-errors';
 import { pickResponse } from './pick-response';
@@ -26,13 +27,17 @@ export interface ScriptedModelServerOptions {
   log?: boolean;
   /**
    * Milliseconds every chat request waits before its answer starts, as a real
-   * model spends on its prompt before the first token (default 0). A client
-   * that hangs up meanwhile gets nothing.
+   * model spends on its prompt before the first token (default 0). The
+   * request's step is taken before the wait: a client that hangs up meanwhile
+   * gets nothing and is recorded as aborted, and the step is spent, as with
+   * `hang`.
    */
   latencyMs?: number;
 }
 
 const BODY_LIMIT_BYTES = 16 * 1024 * 1024;
+/** The longest wait a timer can hold (a longer one fires at once). */
+const MAX_LATENCY_MS = 2 ** 31 - 1;
 
 /**
  * An OpenAI-compatible model server driven by scripts, for tests, benchmarks
@@ -61,8 +66,8 @@ export class ScriptedModelServer {
 
   static async start(options: ScriptedModelServerOptions = {}): Promise<ScriptedModelServer> {
     const latency = options.latencyMs;
-    if (latency !== undefined && !(Number.isFinite(latency) && latency >= 0)) {
-      throw new Error(`latencyMs must be a number of milliseconds, 0 or more, got ${String(latency)}`);
+    if (latency !== undefined && !(Number.isFinite(latency) && latency >= 0 && latency <= MAX_LATENCY_MS)) {
+      throw new Error(`latencyMs must be a number of milliseconds from 0 to ${MAX_LATENCY_MS}, got ${String(latency)}`);
     }
     const http = createServer();
     await new Promise<void>((resolve, reject) => {
@@ -249,7 +254,7 @@ export class ScriptedModelServer {
     }
     this.trace(record, answer.kind);
     const latencyMs = this.options.latencyMs ?? 0;
-    if (latencyMs > 0 && !(await waitUnlessClosed(latencyMs, closed))) return;
+    if (latencyMs > 0 && !(await pauseUnlessClosed(latencyMs, closed))) return;
     await replyToChat({
       request,
       response: answer,
@@ -297,19 +302,4 @@ export class ScriptedModelServer {
     const detail = record.unexpected === undefined ? (record.stepName ?? '') : record.unexpected;
     process.stderr.write(`[scripted-model] #${record.id} ${record.lane} ${record.path} -> ${outcome} ${detail}\n`);
   }
-}
-
-/** Waits `ms`, or less when `closed` fires first; says whether the whole wait passed with the client still there. */
-function waitUnlessClosed(ms: number, closed: AbortSignal): Promise<boolean> {
-  if (closed.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const done = (waited: boolean): void => {
-      clearTimeout(timer);
-      closed.removeEventListener('abort', cut);
-      resolve(waited);
-    };
-    const cut = (): void => done(false);
-    const timer = setTimeout(() => done(true), ms);
-    closed.addEventListener('abort', cut, { once: true });
-  });
 }

@@ -38,17 +38,9 @@ export class SseStream {
   }
 
   /** Sleeps, but wakes at once when the connection closes. */
-  pause(ms: number): Promise<void> {
-    if (ms <= 0 || !this.live) return Promise.resolve();
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        clearTimeout(timer);
-        this.closed.removeEventListener('abort', wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.closed.addEventListener('abort', wake, { once: true });
-    });
+  async pause(ms: number): Promise<void> {
+    if (ms <= 0 || !this.live) return;
+    await pauseUnlessClosed(ms, this.closed);
   }
 
   private write(text: string): Promise<void> {
@@ -71,4 +63,19 @@ export function splitIntoDeltas(text: string, size: number): string[] {
   const pieces: string[] = [];
   for (let i = 0; i < points.length; i += size) pieces.push(points.slice(i, i + size).join(''));
   return pieces;
+}
+
+/** Waits `ms`, or less when `closed` fires first; says whether the whole wait passed with the connection still open. */
+export function pauseUnlessClosed(ms: number, closed: AbortSignal): Promise<boolean> {
+  if (closed.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const wake = (waited: boolean): void => {
+      clearTimeout(timer);
+      closed.removeEventListener('abort', cut);
+      resolve(waited);
+    };
+    const cut = (): void => wake(false);
+    const timer = setTimeout(() => wake(true), ms);
+    closed.addEventListener('abort', cut, { once: true });
+  });
 }

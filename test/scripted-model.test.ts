@@ -496,33 +496,58 @@ describe.each([
       expect(doomed.requests[0]?.finishedAt).toBeDefined();
     });
 
-    test('latencyMs holds every answer back that long, and a client that hangs up meanwhile is recorded as aborted', async () => {
+    test('latencyMs holds every answer back that long, streamed or not', async () => {
       const slow = await ScriptedModelServer.start({ latencyMs: 250 });
       try {
         const sdk = sdkFor(slow.baseUrl);
-        slow.script([{ respond: { kind: 'text', text: 'late' } }, { respond: { kind: 'text', text: 'never' } }]);
+        slow.script([{ respond: { kind: 'text', text: 'late' } }, { respond: { kind: 'text', text: 'later' } }]);
 
-        const t0 = performance.now();
+        let t0 = performance.now();
         const chunks = await collect(await sdk.chat.completions.create({ model: MODEL, messages: user('x'), stream: true }));
         expect(performance.now() - t0).toBeGreaterThanOrEqual(245);
         expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('late');
 
-        const controller = new AbortController();
-        const pending = caught(sdk.chat.completions.create({ model: MODEL, messages: user('x') }, { signal: controller.signal }));
-        await slow.waitForRequests(2);
-        controller.abort();
-        expect(await pending).toBeInstanceOf(APIUserAbortError);
-        await slow.waitUntil((requests) => requests[1]?.aborted === true, { timeoutMs: 2_000 });
-        // Cut short during the wait: finished well before the latency ran out, nothing written after.
-        expect((slow.requests[1]?.finishedAt ?? Infinity) - (slow.requests[1]?.receivedAt ?? 0)).toBeLessThan(250);
+        t0 = performance.now();
+        const whole = await sdk.chat.completions.create({ model: MODEL, messages: user('x') });
+        expect(performance.now() - t0).toBeGreaterThanOrEqual(245);
+        expect(whole.choices[0]?.message.content).toBe('later');
+        slow.assertDone();
       } finally {
         await slow.close();
       }
     });
 
-    test('a latencyMs that is not a number of milliseconds is refused at start', async () => {
-      for (const latencyMs of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
-        await expect(ScriptedModelServer.start({ latencyMs })).rejects.toThrow(/latencyMs must be a number of milliseconds, 0 or more/);
+    test('a client that hangs up during latencyMs is recorded as aborted and gets nothing; close() during it is no client abort', async () => {
+      const slow = await ScriptedModelServer.start({ latencyMs: 5_000 });
+      try {
+        const sdk = sdkFor(slow.baseUrl);
+        slow.script([{ respond: { kind: 'text', text: 'never' } }]);
+        const controller = new AbortController();
+        const pending = caught(sdk.chat.completions.create({ model: MODEL, messages: user('x') }, { signal: controller.signal }));
+        await slow.waitForRequests(1);
+        controller.abort();
+        expect(await pending).toBeInstanceOf(APIUserAbortError);
+        await slow.waitUntil((requests) => requests[0]?.aborted === true, { timeoutMs: 2_000 });
+        // Cut short during the wait: finished well before the latency ran out.
+        expect((slow.requests[0]?.finishedAt ?? Infinity) - (slow.requests[0]?.receivedAt ?? 0)).toBeLessThan(5_000);
+      } finally {
+        await slow.close();
+      }
+
+      const closing = await ScriptedModelServer.start({ latencyMs: 5_000 });
+      closing.script([{ respond: { kind: 'text', text: 'never' } }]);
+      const pending = caught(sdkFor(closing.baseUrl).chat.completions.create({ model: MODEL, messages: user('x') }));
+      await closing.waitForRequests(1);
+      const t0 = performance.now();
+      await closing.close();
+      expect(performance.now() - t0).toBeLessThan(4_000);
+      expect(await pending).toBeInstanceOf(APIConnectionError);
+      expect(closing.requests[0]).toMatchObject({ aborted: false });
+    });
+
+    test('a latencyMs that is not a number of milliseconds a timer can hold is refused at start', async () => {
+      for (const latencyMs of [-1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
+        await expect(ScriptedModelServer.start({ latencyMs })).rejects.toThrow(/latencyMs must be a number of milliseconds from 0 to 2147483647/);
       }
     });
 
