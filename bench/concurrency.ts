@@ -54,6 +54,8 @@ import { median, percentile, round } from './support/stats';
 const TARGET_PEAK_RSS_MB = 600;
 const TARGET_P95_RATIO = 3;
 const TURN_TIMEOUT_MS = 120_000;
+/** The longest --model-ms: the floor's model activity must end within its 10 s timeout, waits included. */
+const MAX_MODEL_MS = 5_000;
 /**
  * The bench's own database: on FerretDB each database is its own SQLite file,
  * so a run does not queue behind the writes of tests sharing the stack, nor
@@ -74,13 +76,19 @@ function options() {
   });
   const killAt = Number(values['kill-at']);
   if (!(killAt > 0 && killAt < 1)) throw new Error(`--kill-at must be a fraction between 0 and 1, got ${values['kill-at']}`);
+  const steps = intOption('steps', values.steps, 2, 50);
+  // Under the floor's activity timeout (floor-workflow.ts), with a turn's waits at most half of its timeout.
+  const modelMs = intOption('model-ms', values['model-ms'], 0, MAX_MODEL_MS);
+  if (steps * modelMs > TURN_TIMEOUT_MS / 2) {
+    throw new Error(`--steps ${steps} x --model-ms ${modelMs} is ${steps * modelMs} ms of model time a turn; keep it at most ${TURN_TIMEOUT_MS / 2} (half the turn timeout)`);
+  }
   return {
     sessions: intOption('sessions', values.sessions, 1, 1_000),
     turns: intOption('turns', values.turns, 1, 100),
-    steps: intOption('steps', values.steps, 2, 50),
+    steps,
     singleTurns: intOption('single-turns', values['single-turns'], 2, 1_000),
     killAt,
-    modelMs: intOption('model-ms', values['model-ms'], 0, 60_000),
+    modelMs,
   };
 }
 
