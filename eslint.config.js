@@ -3,6 +3,13 @@ const tseslint = require('typescript-eslint');
 const { builtinModules } = require('node:module');
 
 /** Modules that do I/O or are not deterministic: forbidden in workflow code. */
+// zod 4's string formats whose check resets the lastIndex of an expression kept in zod's own module.
+const ZOD_SHARED_PATTERN_FORMATS = [
+  'email', 'guid', 'uuid', 'uuidv4', 'uuidv6', 'uuidv7', 'nanoid', 'cuid', 'cuid2', 'ulid', 'xid', 'ksuid',
+  'ipv4', 'ipv6', 'cidrv4', 'cidrv6', 'base64', 'base64url', 'e164', 'lowercase', 'uppercase', 'hex', 'hash',
+  'hostname', 'domain', 'iban', 'creditCard', 'date', 'duration',
+];
+
 const workflowForbidden = [
   ...builtinModules,
   ...builtinModules.map((m) => `node:${m}`),
@@ -57,6 +64,15 @@ module.exports = tseslint.config(
         { name: 'process', message: 'No process.env in workflows: pass values in the workflow input.' },
         { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
         { name: 'setInterval', message: 'Use sleep() from @temporalio/workflow.' },
+      ],
+      // zod is preloaded into the sandbox and frozen (workflows/shared-libraries.ts): these string formats reset
+      // the lastIndex of an expression kept in zod's module, which a frozen one refuses, failing the workflow task.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: `CallExpression[callee.type='MemberExpression'][callee.property.name=/^(${ZOD_SHARED_PATTERN_FORMATS.join('|')})$/]`,
+          message: 'This zod format tests an expression in zod\'s shared, frozen module and fails the workflow task: use .regex() with an expression of your own (workflows/shared-libraries.ts).',
+        },
       ],
       'no-restricted-properties': [
         'error',

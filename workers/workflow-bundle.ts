@@ -4,9 +4,12 @@ export const WORKFLOWS_PATH = require.resolve('../workflows');
 /** Preloaded into the sandbox when stack traces are off: sets no frames to capture (workflows/stack-trace-limit.ts). */
 const STACK_TRACE_LIMIT_MODULE = require.resolve('../workflows/stack-trace-limit');
 
+/** Preloaded into the sandbox always: zod, evaluated once per worker instead of once per run (workflows/shared-libraries.ts). */
+const SHARED_LIBRARIES_MODULE = require.resolve('../workflows/shared-libraries');
+
 /** The bundler options for `Worker.create({ bundlerOptions })` and `bundleWorkflowCode`. */
 export function workflowBundlerOptions(stackTraces: boolean): { preloadModules: string[] } {
-  return { preloadModules: stackTraces ? [] : [STACK_TRACE_LIMIT_MODULE] };
+  return { preloadModules: [...(stackTraces ? [] : [STACK_TRACE_LIMIT_MODULE]), SHARED_LIBRARIES_MODULE] };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { agentSdkWorker, SANDBOX_SDK_VERSION } from '../../workers/sandbox/agent-sdk-worker';
+import { bundledWorkflows } from '../support/bundled-workflows';
 import { add } from '../support/sandbox-workflows';
 
 /*
@@ -16,32 +16,15 @@ import { add } from '../support/sandbox-workflows';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 
-const address = () => process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
-const namespace = () => process.env.TEMPORAL_NAMESPACE ?? 'default';
-
-let bundle: WorkflowBundleWithSourceMap;
-let nativeConnection: NativeConnection;
-let connection: Connection;
-let client: Client;
-
-beforeAll(async () => {
-  bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../support/sandbox-workflows'), logger: new DefaultLogger('ERROR') });
-  nativeConnection = await NativeConnection.connect({ address: address() });
-  connection = await Connection.connect({ address: address() });
-  client = new Client({ connection, namespace: namespace() });
-}, 60_000);
-afterAll(async () => {
-  await connection?.close();
-  await nativeConnection?.close();
-});
+const env = bundledWorkflows(require.resolve('../support/sandbox-workflows'));
 
 async function withWorker<T>(workerClass: typeof Worker, fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = `sandbox-${randomUUID().slice(0, 8)}`;
   const worker = await workerClass.create({
-    connection: nativeConnection,
-    namespace: namespace(),
+    connection: env.nativeConnection,
+    namespace: env.namespace,
     taskQueue,
-    workflowBundle: bundle,
+    workflowBundle: env.bundle,
     // One thread, so the workflows below share the thread the spinning one blocks.
     workflowThreadPoolSize: 1,
     // A short deadlock timeout: read from the options in 1.23.0, though not in their public type.
@@ -53,7 +36,7 @@ async function withWorker<T>(workerClass: typeof Worker, fn: (taskQueue: string)
 /** Starts addUp workflows, signals each its numbers, and returns their results. */
 async function addUps(taskQueue: string, sums: number[][]): Promise<number[]> {
   const handles = await Promise.all(
-    sums.map((numbers) => client.workflow.start('addUp', { taskQueue, workflowId: `add-${randomUUID()}`, args: [numbers.length], workflowExecutionTimeout: '60 seconds' })),
+    sums.map((numbers) => env.client.workflow.start('addUp', { taskQueue, workflowId: `add-${randomUUID()}`, args: [numbers.length], workflowExecutionTimeout: '60 seconds' })),
   );
   for (let i = 0; i < Math.max(...sums.map((s) => s.length)); i++) {
     await Promise.all(handles.map((h, j) => (sums[j]![i] === undefined ? undefined : h.signal(add, sums[j]![i]!))));
@@ -66,7 +49,7 @@ describe("the agent worker's workflow threads", () => {
     const warnings: string[] = [];
     await withWorker(agentSdkWorker({ stackTraces: false, warn: (m) => warnings.push(m) }), async (taskQueue) => {
       expect(await addUps(taskQueue, [[1, 2], [3]])).toEqual([3, 3]);
-      const spinner = await client.workflow.start('spin', { taskQueue, workflowId: `spin-${randomUUID()}`, workflowExecutionTimeout: '60 seconds' });
+      const spinner = await env.client.workflow.start('spin', { taskQueue, workflowId: `spin-${randomUUID()}`, workflowExecutionTimeout: '60 seconds' });
       try {
         // While the spinner's tasks keep timing out, workflows on the same thread still run.
         const sums = [[5, 6, 7], [1, 1, 1, 1, 1], [100]];
@@ -85,7 +68,7 @@ describe("the agent worker's workflow threads", () => {
         await spinner.terminate('test over');
       }
       // Stack traces off: the query says so rather than answering with nothing.
-      const waiting = await client.workflow.start('addUp', { taskQueue, workflowId: `add-${randomUUID()}`, args: [1] });
+      const waiting = await env.client.workflow.start('addUp', { taskQueue, workflowId: `add-${randomUUID()}`, args: [1] });
       await expect(waiting.query('__stack_trace')).rejects.toThrow(/stack traces are not enabled on this worker/);
       await waiting.signal(add, 1);
       expect(await waiting.result()).toBe(1);
@@ -95,7 +78,7 @@ describe("the agent worker's workflow threads", () => {
 
   it('keep the promise hook when stack traces are on', async () => {
     await withWorker(agentSdkWorker({ stackTraces: true }), async (taskQueue) => {
-      const waiting = await client.workflow.start('addUp', { taskQueue, workflowId: `add-${randomUUID()}`, args: [1] });
+      const waiting = await env.client.workflow.start('addUp', { taskQueue, workflowId: `add-${randomUUID()}`, args: [1] });
       expect(await waiting.query<string>('__stack_trace')).toMatch(/addUp/);
       await waiting.signal(add, 1);
       expect(await waiting.result()).toBe(1);
@@ -105,7 +88,7 @@ describe("the agent worker's workflow threads", () => {
   it('are the SDK\'s own, with a warning, under another SDK version', async () => {
     const warnings: string[] = [];
     await withWorker(agentSdkWorker({ stackTraces: false, warn: (m) => warnings.push(m), sdkVersion: '0.0.1' }), async (taskQueue) => {
-      const waiting = await client.workflow.start('addUp', { taskQueue, workflowId: `add-${randomUUID()}`, args: [1] });
+      const waiting = await env.client.workflow.start('addUp', { taskQueue, workflowId: `add-${randomUUID()}`, args: [1] });
       // The SDK's threads keep the promise hook: the query answers.
       expect(typeof (await waiting.query<string>('__stack_trace'))).toBe('string');
       await waiting.signal(add, 1);
