@@ -18,14 +18,14 @@ import { z } from 'zod';
  *
  * - the default locale and memoizer (`globalThis.__zod_globalConfig`), set
  *   when the first schema is built;
- * - whether `new Function` works (`allowsEval`), read by the first object
- *   parsed on the compiled path;
+ * - whether `new Function` works (`allowsEval`), read when the first
+ *   object schema is built;
  * - the error formatting of each kind of issue the session's schemas raise.
  *
  * What cannot be filled in: zod's string formats that test a regular
- * expression kept in zod's module (email, uuid, ipv4, base64, lowercase, and
- * the rest) reset its `lastIndex` before each test, which a frozen
- * expression refuses. The lint configuration (eslint.config.js) keeps them
+ * expression kept in zod's module (email, ipv4, lowercase, date, and the
+ * rest) reset its `lastIndex` before each test, which a frozen expression
+ * refuses. The lint configuration (eslint.config.js) keeps them
  * out of workflows/; test/integration/shared-zod.test.ts runs the session
  * schemas' kinds of checks, passing and failing, inside the sandbox.
  *
