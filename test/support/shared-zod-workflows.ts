@@ -11,7 +11,14 @@ export async function zodChecks(): Promise<{ shared: boolean; answers: CheckAnsw
   return { shared: Object.isFrozen(z.ZodType), answers: runChecks() };
 }
 
-/** A string format that tests an expression kept in zod's module: what the lint rule keeps out of workflows/, run here on purpose. */
-export async function zodEmailCheck(value: string): Promise<boolean> {
-  return z.string().email().safeParse(value).success;
+/**
+ * A string format that tests an expression kept in zod's module: what the lint rule keeps out of
+ * workflows/, run here on purpose. Returns what it threw (caught, so the workflow task does not fail).
+ */
+export async function zodEmailCheck(value: string): Promise<{ accepted?: boolean; threw?: string }> {
+  try {
+    return { accepted: z.string().email().safeParse(value).success };
+  } catch (err) {
+    return { threw: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
+  }
 }
