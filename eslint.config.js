@@ -2,7 +2,6 @@
 const tseslint = require('typescript-eslint');
 const { builtinModules } = require('node:module');
 
-/** Modules that do I/O or are not deterministic: forbidden in workflow code. */
 // zod 4's string formats whose check resets the lastIndex of an expression kept in zod's own module (checked
 // against zod 4.6.7 with its modules frozen as the sandbox freezes them): the workflow task fails, or for httpUrl
 // every value is refused.
@@ -11,6 +10,7 @@ const ZOD_SHARED_PATTERN_FORMATS = [
   'lowercase', 'uppercase', 'date', 'duration', 'httpUrl',
 ];
 
+/** Modules that do I/O or are not deterministic: forbidden in workflow code. */
 const workflowForbidden = [
   ...builtinModules,
   ...builtinModules.map((m) => `node:${m}`),
@@ -72,7 +72,7 @@ module.exports = tseslint.config(
         'error',
         {
           selector: `CallExpression[callee.type='MemberExpression'][callee.property.name=/^(${ZOD_SHARED_PATTERN_FORMATS.join('|')})$/]`,
-          message: 'This zod format tests an expression in zod\'s shared, frozen module and fails the workflow task: use .regex() with an expression of your own (workflows/shared-libraries.ts).',
+          message: 'This zod format tests an expression in zod\'s shared, frozen module: it fails the workflow task (httpUrl refuses every value). Use .regex() with an expression of your own (workflows/shared-libraries.ts).',
         },
       ],
       'no-restricted-properties': [
