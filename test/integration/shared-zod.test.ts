@@ -28,7 +28,7 @@ async function withWorker<T>(fn: (taskQueue: string) => Promise<T>): Promise<T> 
 describe('zod preloaded into the workflow sandbox', () => {
   it('is shared by every run, and answers run after run as it does outside the sandbox', async () => {
     const expected = runChecks();
-    // The probe refuses some values and accepts others, so the comparison below covers both.
+    // The session's schemas accept some of the values and refuse others, so the comparison below covers both.
     expect(expected.filter((a) => a.ok).length).toBeGreaterThan(0);
     expect(expected.filter((a) => !a.ok).length).toBeGreaterThan(0);
     await withWorker(async (taskQueue) => {
