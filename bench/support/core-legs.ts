@@ -12,13 +12,22 @@ import { median, round } from './stats';
  * is a leg. A leg from a hand-back to the next arrival is the SDK core, the
  * server and the queues between them; the others are the worker's own.
  *
+ * Each moment also notes how long the process's main thread had been busy
+ * so far (its event loop's active time), so a leg says how much of it the
+ * main thread spent working (`legs_main_thread_ms`): a leg the main thread
+ * was mostly idle through waited on something else (the server, the model's
+ * process, another thread, a core).
+ *
  * This wraps functions of `@temporalio/core-bridge` that are not public API
  * (the pinned SDK version is the one it was written against), decodes every
  * activation and task once more (a few µs each, paid by both contenders),
  * and is on only when asked for.
  */
 
-type Moment = { at: number; what: string };
+/** `busy`: ms the main thread's event loop had been active when the moment was noted. */
+type Moment = { at: number; what: string; busy: number };
+
+const mainThreadBusy = (): number => performance.eventLoopUtilization().active;
 
 /** Names a leg's ends alike for the session and the floor: the model call's activity and the tool's local one. */
 function kindOf(activityType: string, local: boolean): string {
@@ -118,7 +127,7 @@ export class CoreLegs {
     if (!runs) this.runs.set(queue, (runs = new Map()));
     let moments = runs.get(run);
     if (!moments) runs.set(run, (moments = []));
-    moments.push({ at, what });
+    moments.push({ at, what, busy: mainThreadBusy() });
   }
 
   /** Forgets what was seen so far: the warm-up turns. */
@@ -127,16 +136,17 @@ export class CoreLegs {
     this.missed = 0;
   }
 
-  /** Each leg of a task queue's runs (`from -> to`) with its durations in ms. */
-  legs(taskQueue: string): Map<string, number[]> {
-    const out = new Map<string, number[]>();
+  /** Each leg of a task queue's runs (`from -> to`): its durations in ms, and the main thread's busy ms in each. */
+  legs(taskQueue: string): Map<string, { ms: number[]; busy: number[] }> {
+    const out = new Map<string, { ms: number[]; busy: number[] }>();
     for (const moments of this.runs.get(taskQueue)?.values() ?? []) {
       for (let i = 1; i < moments.length; i++) {
         const [from, to] = [moments[i - 1] as Moment, moments[i] as Moment];
         const key = `${from.what} -> ${to.what}`;
-        let durations = out.get(key);
-        if (!durations) out.set(key, (durations = []));
-        durations.push(to.at - from.at);
+        let leg = out.get(key);
+        if (!leg) out.set(key, (leg = { ms: [], busy: [] }));
+        leg.ms.push(to.at - from.at);
+        leg.busy.push(to.busy - from.busy);
       }
     }
     return out;
@@ -155,9 +165,17 @@ export const STEP_LEGS = [
   'model done -> activation (activity result)',
 ] as const;
 
-export function legMedians(legs: Map<string, number[]>): Record<string, number | null> {
-  return Object.fromEntries(STEP_LEGS.map((leg) => {
-    const durations = legs.get(leg) ?? [];
-    return [leg, durations.length > 0 ? round(median(durations)) : null];
-  }));
+/** Each step leg's median duration, and the median of the main thread's busy ms in it. */
+export interface LegMedians {
+  ms: Record<string, number | null>;
+  mainThread: Record<string, number | null>;
+}
+
+export function legMedians(legs: Map<string, { ms: number[]; busy: number[] }>): LegMedians {
+  const of = (pick: 'ms' | 'busy'): Record<string, number | null> =>
+    Object.fromEntries(STEP_LEGS.map((leg) => {
+      const values = legs.get(leg)?.[pick] ?? [];
+      return [leg, values.length > 0 ? round(median(values)) : null];
+    }));
+  return { ms: of('ms'), mainThread: of('busy') };
 }

@@ -1,6 +1,7 @@
 import type { Breakdown } from './history-breakdown';
 import { median, percentile, ratioOfMediansInterval, round } from './stats';
 import type { HistogramTotals } from './worker-metrics';
+import type { LegMedians } from './core-legs';
 
 export interface BenchSamples {
   turns: number;
@@ -16,8 +17,8 @@ export interface BenchSamples {
   workerMetrics: HistogramTotals;
   /** CPU time each process used during each contender's measured turns, in ms, by contender then process. */
   cpu: Record<'plain' | 'session' | 'floor', Map<string, number>>;
-  /** With `--legs`: each leg's median in ms, session and floor (core-legs.ts). */
-  legs?: { session: Record<string, number | null>; floor: Record<string, number | null> };
+  /** With `--legs`: each leg's median in ms and the main thread's busy ms in it, session and floor (core-legs.ts). */
+  legs?: { session: LegMedians; floor: LegMedians };
 }
 
 /** Issue 15: a session step costs at most 1.2 times the bare Temporal workflow of the same shape. */
@@ -88,10 +89,13 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
   }
 
   if (s.legs) {
-    out('a step leg by leg, as the worker meets the SDK core (median ms; "done" is the worker handing back its answer):');
-    out(`  ${''.padEnd(52)}${'session'.padStart(10)}${'floor'.padStart(10)}`);
+    out('a step leg by leg, as the worker meets the SDK core (median ms; "done" is the worker handing back its answer; "main" is how long its main thread was busy in it):');
+    out(`  ${''.padEnd(52)}${'session'.padStart(10)}${'floor'.padStart(10)}${'main: s'.padStart(12)}${'main: f'.padStart(10)}`);
     const cell = (v: number | null | undefined) => (v === null || v === undefined ? '-'.padStart(10) : col(v));
-    for (const leg of Object.keys(s.legs.session)) out(`  ${leg.padEnd(52)}${cell(s.legs.session[leg])}${cell(s.legs.floor[leg])}`);
+    const { session, floor } = s.legs;
+    for (const leg of Object.keys(session.ms)) {
+      out(`  ${leg.padEnd(52)}${cell(session.ms[leg])}${cell(floor.ms[leg])}  ${cell(session.mainThread[leg])}${cell(floor.mainThread[leg])}`);
+    }
   }
 
   const overheadMedian = median(overhead);
@@ -126,7 +130,12 @@ export function printReport(s: BenchSamples, out: (line: string) => void): void 
       above_floor_and_model_ms_median: round(median(aboveFloorAndModel)),
       history_bytes_per_step: Math.round(s.breakdown.historyBytes / steps),
       cpu_ms_per_step: cpu,
-      ...(s.legs ? { legs_ms: s.legs } : {}),
+      ...(s.legs
+        ? {
+            legs_ms: { session: s.legs.session.ms, floor: s.legs.floor.ms },
+            legs_main_thread_ms: { session: s.legs.session.mainThread, floor: s.legs.floor.mainThread },
+          }
+        : {}),
       model_input_bytes_per_step: Math.round(s.breakdown.modelInputBytes / steps),
       archive_input_bytes_per_session: archiveBytesPerSession,
       sessions_measured: s.sessionsMeasured,
