@@ -34,8 +34,10 @@ export interface PromptPartResolverOptions {
  * prompt.
  */
 export class PromptPartResolver {
-  /** Part texts by `<runId>/<id>`, least recently used first, each with its `contentTag` once computed. */
-  private readonly cache = new Map<string, Part>();
+  /** Part texts by run, then by id: a run's ids are short, so a lookup hashes little. */
+  private readonly runs = new Map<string, Map<string, Part>>();
+  /** Every held part, least recently used first (keyed by the part itself, which hashes by identity). */
+  private readonly recency = new Set<Part>();
   private cachedBytes = 0;
   private readonly cacheBytes: number;
   private readonly readRun: RunPartsReader;
@@ -65,7 +67,7 @@ export class PromptPartResolver {
     for (const [id, value] of Object.entries(prompt.parts ?? {})) {
       const body = JSON.stringify(value);
       if (body === undefined) continue;
-      inline.set(id, this.remember(partKey(owner, id), body));
+      inline.set(id, this.remember(owner.runId, id, body));
     }
     const named = [...prompt.messages, ...prompt.tools];
     const wanted = [...new Set(named)].filter((id) => !inline.has(id));
@@ -100,17 +102,18 @@ export class PromptPartResolver {
   private async gather(owner: PartOwner, ids: readonly string[], inline: ReadonlyMap<string, Part>, fromMemory: boolean): Promise<{ parts: Map<string, Part>; held: boolean }> {
     const parts = new Map<string, Part>();
     let missing: string[] = [];
+    const held = fromMemory ? this.runs.get(owner.runId) : undefined;
     for (const id of ids) {
-      const part = fromMemory ? this.recall(partKey(owner, id)) : undefined;
+      const part = held === undefined ? undefined : this.recall(held, id);
       if (part === undefined) missing.push(id);
       else parts.set(id, part);
     }
-    const held = parts.size > 0;
+    const anyHeld = parts.size > 0;
     if (missing.length > 0) {
       const read = await this.readInTime(owner, new Set(missing), missing.length);
       for (const [id, body] of read) {
         if (inline.has(id)) continue;
-        const part = this.remember(partKey(owner, id), body);
+        const part = this.remember(owner.runId, id, body);
         if (missing.includes(id)) parts.set(id, part);
       }
       missing = missing.filter((id) => !parts.has(id));
@@ -121,17 +124,26 @@ export class PromptPartResolver {
         PROMPT_PART_MISSING,
       );
     }
-    return { parts, held };
+    return { parts, held: anyHeld };
   }
 
   private evict(owner: PartOwner, ids: readonly string[]): void {
+    const held = this.runs.get(owner.runId);
+    if (held === undefined) return;
     for (const id of ids) {
-      const key = partKey(owner, id);
-      const part = this.cache.get(key);
-      if (part === undefined) continue;
-      this.cache.delete(key);
-      this.cachedBytes -= heldBytes(part);
+      const part = held.get(id);
+      if (part !== undefined) this.drop(part);
     }
+  }
+
+  /** Lets go of a held part. */
+  private drop(part: Part): void {
+    const held = this.runs.get(part.runId);
+    if (held?.get(part.id) !== part) return;
+    held.delete(part.id);
+    if (held.size === 0) this.runs.delete(part.runId);
+    this.recency.delete(part);
+    this.cachedBytes -= heldBytes(part);
   }
 
   /** The run's parts as the reader finds them, or PromptPartMissing when it fails or takes longer than the budget. */
@@ -155,15 +167,18 @@ export class PromptPartResolver {
     }
   }
 
-  /** Keeps a part's text, most recently used; a text already held under the key is replaced (the workflow sent it anew). */
-  private remember(key: string, body: string): Part {
-    const held = this.cache.get(key);
+  /** Keeps a part's text, most recently used; a text already held under the id is replaced (the workflow sent it anew). */
+  private remember(runId: string, id: string, body: string): Part {
+    let run = this.runs.get(runId);
+    if (run === undefined) this.runs.set(runId, (run = new Map()));
+    const held = run.get(id);
     if (held !== undefined) {
-      this.cache.delete(key);
+      this.recency.delete(held);
       this.cachedBytes -= heldBytes(held);
     }
-    const part: Part = held?.body === body ? held : { key, body };
-    this.cache.set(key, part);
+    const part: Part = held?.body === body ? held : { runId, id, body };
+    run.set(id, part);
+    this.recency.add(part);
     this.cachedBytes += heldBytes(part);
     this.trim();
     return part;
@@ -171,10 +186,9 @@ export class PromptPartResolver {
 
   /** Drops the least recently used parts until the cache is within its bytes. */
   private trim(): void {
-    for (const [oldest, old] of this.cache) {
+    for (const oldest of this.recency) {
       if (this.cachedBytes <= this.cacheBytes) break;
-      this.cache.delete(oldest);
-      this.cachedBytes -= heldBytes(old);
+      this.drop(oldest);
     }
   }
 
@@ -186,7 +200,7 @@ export class PromptPartResolver {
   private valueOf(part: Part): unknown {
     if (part.value === undefined) {
       part.value = deepFreeze(JSON.parse(part.body));
-      if (this.cache.get(part.key) === part) {
+      if (this.runs.get(part.runId)?.get(part.id) === part) {
         part.parsedBytes = part.body.length;
         this.cachedBytes += part.parsedBytes;
         this.trim();
@@ -195,23 +209,22 @@ export class PromptPartResolver {
     return part.value;
   }
 
-  private recall(key: string): Part | undefined {
-    const part = this.cache.get(key);
+  /** A part of the run whose held parts are `run`, now the most recently used. */
+  private recall(run: ReadonlyMap<string, Part>, id: string): Part | undefined {
+    const part = run.get(id);
     if (part !== undefined) {
-      this.cache.delete(key);
-      this.cache.set(key, part);
+      this.recency.delete(part);
+      this.recency.add(part);
     }
     return part;
   }
 }
 
-/** Where a part is held: ids are per run. */
-const partKey = (owner: PartOwner, id: string): string => `${owner.runId}/${id}`;
-
 /** A part's JSON text and, once asked for, its `contentTag` and its parsed value. */
 interface Part {
-  /** Where the cache holds it. */
-  key: string;
+  /** Where the cache holds it: ids are per run. */
+  runId: string;
+  id: string;
   body: string;
   tag?: string;
   /** Parsed once and frozen: every later step that names the part gets the same value, which no one may change. */

@@ -198,6 +198,29 @@ describe('resolving a prompt by reference', () => {
     expect(history.reads).toEqual([]);
   });
 
+  it('lets the least recently used part go first, whichever run holds it: a part a step just used stays', async () => {
+    const runA = { workflowId: 'wf-a', runId: 'wf-a-run1' };
+    const runB = { workflowId: 'wf-b', runId: 'wf-b-run1' };
+    const text = (c: string) => ({ role: 'user', content: c.repeat(12) });
+    const [a1, b1, b2, b3] = [text('a'), text('b'), text('c'), text('d')];
+    const size = JSON.stringify(a1).length;
+    const history = historyOf({ p1: b1 });
+    // Room for three parts, each parsed as well (twice its text), and not for a fourth one's text.
+    const store = new PromptPartResolver({ readRun: history.read, cacheBytes: 6 * size + 5 });
+    await store.resolve(runA, { messages: ['p1'], tools: [], parts: { p1: a1 } });
+    await store.resolve(runB, { messages: ['p1'], tools: [], parts: { p1: b1 } });
+    await store.resolve(runB, { messages: ['p2'], tools: [], parts: { p2: b2 } });
+    // Run A's part, the oldest held, is used again: B's p1 is now the least recently used.
+    await store.resolve(runA, { messages: ['p1'], tools: [], parts: {} });
+    await store.resolve(runB, { messages: ['p3'], tools: [], parts: { p3: b3 } });
+    expect((await store.resolve(runA, { messages: ['p1'], tools: [], parts: {} })).messages).toEqual([a1]);
+    expect((await store.resolve(runB, { messages: ['p2', 'p3'], tools: [], parts: {} })).messages).toEqual([b2, b3]);
+    expect(history.reads).toEqual([]);
+    // B's p1 went: it comes back from the run's history.
+    expect((await store.resolve(runB, { messages: ['p1'], tools: [], parts: {} })).messages).toEqual([b1]);
+    expect(history.reads).toEqual([runB]);
+  });
+
   it('gives up on a history read that takes longer than its budget, as PromptPartMissing', async () => {
     const store = new PromptPartResolver({ readRun: () => new Promise(() => undefined), readBudgetMs: 200 });
     const started = performance.now();
