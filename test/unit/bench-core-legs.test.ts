@@ -1,29 +1,14 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { CoreLegs, legMedians } from '../../bench/support/core-legs';
 
 /** The moments `install()` notes when the SDK core hands the worker something or takes its answer; called directly here. */
 type Noting = { note(worker: object, run: string, at: number, what: string): void };
 
-const spin = (ms: number): void => {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // The main thread working, as an activation or an activity does.
-  }
-};
-const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 describe('bench:loop --legs (core-legs)', () => {
-  it("tells a leg the main thread worked through from one it waited through (legs_main_thread_ms)", async () => {
-    const legs = new CoreLegs();
-    const note = (what: string) => (legs as unknown as Noting).note(worker, 'run-1', performance.now(), what);
-    // A worker `install()` never saw: its moments go under the queue "unknown".
-    const worker = {};
-    note('activation (activity result)');
-    spin(60);
-    note('activation done');
-    await wait(60);
-    note('tool task');
-
-    const { ms, mainThread } = legMedians(legs.legs('unknown'));
+  it("tells a leg the main thread worked through from one it waited through (legs_main_thread_ms)", () => {
+    const out = execFileSync(process.execPath, ['--import', 'tsx', join(__dirname, '../support/core-legs-probe.ts')], { encoding: 'utf8' });
+    const { ms, mainThread } = JSON.parse(out) as ReturnType<typeof legMedians>;
     const worked = 'activation (activity result) -> activation done';
     const waited = 'activation done -> tool task';
     expect(ms[worked]).toBeGreaterThanOrEqual(59);
