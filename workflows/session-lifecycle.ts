@@ -21,6 +21,21 @@ const { describeSearchAttributes } = proxyLocalActivities<SessionActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
 });
+/** The same read as `loadArchive`, run by the worker inside the workflow task that needs it. */
+const { loadArchive: loadArchiveLocally } = proxyLocalActivities<SessionActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '1 second' },
+});
+
+/**
+ * Patch id: a fresh run reads its archive in a local activity, within its
+ * first workflow task, not as an activity the server schedules: every new
+ * session and every run restored from an archive then starts one workflow
+ * task and one server round trip sooner. The read is a single lookup by id
+ * with no side effect, so running it again when a workflow task is retried
+ * costs nothing. Runs that started before it keep their scheduled activity.
+ */
+export const ARCHIVE_LOADED_LOCALLY = 'archive-loaded-locally';
 
 /**
  * Patch id: a restored session takes its tool pins from the archive, so a
@@ -73,7 +88,9 @@ export async function ensureSearchAttributes(run: SessionRun): Promise<void> {
 export async function restoreFromArchive(run: SessionRun): Promise<void> {
   if (run.restored) return;
   const loadStarted = nowMs();
-  const archive = await loadArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'load archive' }, [{ sessionId: run.sessionId }]);
+  const archive = patched(ARCHIVE_LOADED_LOCALLY)
+    ? await loadArchiveLocally.executeWithOptions({ summary: 'load archive' }, [{ sessionId: run.sessionId }])
+    : await loadArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'load archive' }, [{ sessionId: run.sessionId }]);
   if (archive && archive.status === 'archived') {
     count('restores');
     observe('restoreSeconds', (nowMs() - loadStarted) / 1000);
