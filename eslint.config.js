@@ -48,11 +48,18 @@ module.exports = tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: workflowForbidden.map((name) => ({
-            name,
-            message: 'Workflow code must be deterministic: do I/O in an activity.',
-            allowTypeImports: true,
-          })),
+          paths: [
+            ...workflowForbidden.map((name) => ({
+              name,
+              message: 'Workflow code must be deterministic: do I/O in an activity.',
+              allowTypeImports: true,
+            })),
+            {
+              name: '@temporalio/workflow',
+              importNames: ['patched', 'deprecatePatch'],
+              message: 'Check patches with isPatched() from workflows/patches.ts: a run with the patch baseline records no marker for the patches it covers.',
+            },
+          ],
           patterns: [
             { group: ['@modelcontextprotocol/sdk/*', 'mongodb/*', 'openai/*'], allowTypeImports: true, message: 'Workflow code must be deterministic: do I/O in an activity.' },
             { group: ['../activities/*', '!../activities/activity-types'], allowTypeImports: true, message: 'Import activity code as types only.' },

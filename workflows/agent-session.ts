@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, makeContinueAsNewFunc, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, makeContinueAsNewFunc, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { CarriedStateUnreadable, carriedStateProblem } from './carried-state-check';
 import { IDLE_TIMER_OUTLIVES_TURNS, IdleDeadline } from './idle-deadline';
 import { count } from './metrics';
@@ -12,6 +12,7 @@ import { STATUS_SHOWS_APPROVALS, SessionRun } from './session-run';
 import type { CarriedState } from './session-state';
 import { foldEvicted, runTurn } from './session-turn';
 import { SessionOptions, type SessionOptionsInput } from './session-types';
+import { inBaseline, isPatched, startPatchBaseline } from './patches';
 
 export { SESSION_SETS_SEARCH_ATTRIBUTES } from './session-lifecycle';
 
@@ -35,14 +36,14 @@ export interface AgentSessionResult {
  * `textDeltas` and `toolProgress`); runs begun before keep the stream
  * library's publish signal until they continue as new.
  */
-export const EVENTS_FROM_WORKFLOW_ONLY = 'events-from-workflow-only';
+export const EVENTS_FROM_WORKFLOW_ONLY = inBaseline('events-from-workflow-only');
 
 /**
  * Patch id: the session does not close while a message accepted in the same
  * activation is still on its way to the queue; it runs that turn first.
  * Consulted only when that happens, so other histories are unchanged.
  */
-export const MESSAGE_ARRIVING_BEFORE_CLOSE = 'message-arriving-before-close';
+export const MESSAGE_ARRIVING_BEFORE_CLOSE = inBaseline('message-arriving-before-close');
 
 /**
  * Patch id: a run started with a carried state the workflow cannot read (a
@@ -52,16 +53,16 @@ export const MESSAGE_ARRIVING_BEFORE_CLOSE = 'message-arriving-before-close';
  * a workflow task, retried for ever, and the second skipped the archive.
  * Consulted only for such input, so other histories replay unchanged.
  */
-export const CARRIED_STATE_CHECKED = 'carried-state-checked';
+export const CARRIED_STATE_CHECKED = inBaseline('carried-state-checked');
 
 /** The run's state, from the carried state when there is one; a carried state the run cannot read refuses the start. */
 function startRun(options: SessionOptions, given: CarriedState | null | undefined): SessionRun {
   let carried = given;
-  if (carried === null && patched(CARRIED_STATE_CHECKED)) carried = undefined;
+  if (carried === null && isPatched(CARRIED_STATE_CHECKED)) carried = undefined;
   const problem = carriedStateProblem(carried);
-  if (problem !== undefined && patched(CARRIED_STATE_CHECKED)) refuseStart(`Invalid carried state: ${problem}`);
+  if (problem !== undefined && isPatched(CARRIED_STATE_CHECKED)) refuseStart(`Invalid carried state: ${problem}`);
   try {
-    return new SessionRun(options, carried, !patched(EVENTS_FROM_WORKFLOW_ONLY));
+    return new SessionRun(options, carried, !isPatched(EVENTS_FROM_WORKFLOW_ONLY));
   } catch (err) {
     // What the shape check cannot see (the event stream's encoded entries) is refused too; any other error is a bug,
     // and fails the task (retried once it is fixed) rather than the run.
@@ -81,6 +82,8 @@ function startRun(options: SessionOptions, given: CarriedState | null | undefine
  * archive live in the `session-*` modules beside it.
  */
 export async function agentSession(input: AgentSessionInput): Promise<AgentSessionResult> {
+  // Before any other patch is consulted: a new run takes the baseline's patches with one marker (workflows/patches.ts).
+  startPatchBaseline();
   const parsed = SessionOptions.safeParse(input?.options);
   if (!parsed.success) refuseStart(`Invalid session options: ${describeZodError(parsed.error)}`);
   const options = parsed.data;
@@ -103,7 +106,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   const idle = new IdleDeadline(limits.idleTimeoutMs);
   for (;;) {
     const ready = () => run.queue.length > 0 || run.endRequested || (run.startRefused !== undefined && run.acceptedInRun === 0);
-    const woke = patched(IDLE_TIMER_OUTLIVES_TURNS) ? await idle.wait(ready) : await condition(ready, limits.idleTimeoutMs);
+    const woke = isPatched(IDLE_TIMER_OUTLIVES_TURNS) ? await idle.wait(ready) : await condition(ready, limits.idleTimeoutMs);
     // Started by a message from someone other than the owner: nothing was accepted, the run fails (like invalid options).
     if (run.startRefused !== undefined && run.acceptedInRun === 0) throw notAuthorized(run.startRefused);
     const next = run.queue.shift();
@@ -120,7 +123,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
         run.events.stream.detachPollers();
         await condition(allHandlersFinished);
         const carried = snapshot(run);
-        if (patched(STATUS_SHOWS_APPROVALS) && run.canUpsertStatus) {
+        if (isPatched(STATUS_SHOWS_APPROVALS) && run.canUpsertStatus) {
           // The closed run no longer matches SessionStatus='active'; the next one starts with the real status.
           upsertSearchAttributes([{ key: SessionStatusKey, value: 'continued' }]);
           const continueAsNew = makeContinueAsNewFunc<typeof agentSession>({
@@ -137,7 +140,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       // A message accepted in this same activation may still be on its way to the queue (its handler's
       // first await resumes it after this loop's wake-up): it runs before the session closes. Without this
       // an end request or the idle timeout seen first closed the run, and the handler waited for ever.
-      if (run.arriving > 0 && patched(MESSAGE_ARRIVING_BEFORE_CLOSE)) {
+      if (run.arriving > 0 && isPatched(MESSAGE_ARRIVING_BEFORE_CLOSE)) {
         await condition(() => run.arriving === 0);
         continue;
       }
@@ -154,7 +157,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   const reason = run.endRequested ? 'ended by request' : 'idle timeout';
   // The last event says so before the archive is written, so the archive holds it and readers get it
   // from there (after archiving, readers are detached and the run is over).
-  const announced = patched(ARCHIVED_STATUS_IN_ARCHIVE);
+  const announced = isPatched(ARCHIVED_STATUS_IN_ARCHIVE);
   if (announced) run.events.emit({ type: 'status_change', status: 'archived', activity: run.activity, turnId: run.running?.turnId, reason });
   const { archiveConflict } = await archiveSession(run);
   run.setStatus('archived', reason, { emit: !announced });

@@ -1,12 +1,13 @@
 import { condition, sleep } from '@temporalio/workflow';
 import { nowMs } from './workflow-clock';
+import { inBaseline } from './patches';
 
 /**
  * Patch id: the idle timeout is one timer that outlives turns instead of a
  * timer started after every turn and cancelled by the next message. Runs
  * from before it keep a timer per wait.
  */
-export const IDLE_TIMER_OUTLIVES_TURNS = 'idle-timer-outlives-turns';
+export const IDLE_TIMER_OUTLIVES_TURNS = inBaseline('idle-timer-outlives-turns');
 
 /**
  * The session's idle timeout, kept by one timer at a time.

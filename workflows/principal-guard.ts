@@ -1,6 +1,7 @@
-import { log, patched } from '@temporalio/workflow';
+import { log } from '@temporalio/workflow';
 import { PRINCIPAL_REQUIRED, refusalFor, type Principal, type SessionAction } from './principal';
 import type { SessionRun } from './session-run';
+import { isPatched } from './patches';
 
 /**
  * Signals from a caller that may not act are ignored, logged and counted in
@@ -11,7 +12,7 @@ import type { SessionRun } from './session-run';
 export function signalGuard(run: SessionRun): (principal: Principal | undefined, action: SessionAction, signal: string) => boolean {
   return (principal, action, signal) => {
     const refused = refusalFor(run.owner, principal, action);
-    if (!refused || !patched(PRINCIPAL_REQUIRED)) return true;
+    if (!refused || !isPatched(PRINCIPAL_REQUIRED)) return true;
     log.warn(`Ignoring a signal: ${refused}`, { signal });
     run.ignoreUnauthorizedSignal();
     return false;

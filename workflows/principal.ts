@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { z } from 'zod';
 import { FailureType } from './failure-types';
+import { inBaseline } from './patches';
 
 /**
  * Who is acting on a session, as asserted by the caller. Temporal access is
@@ -33,7 +34,7 @@ export interface Owner {
  * principal allowed to act. Signals recorded before it carried none and were
  * obeyed; on replay of those histories they still are.
  */
-export const PRINCIPAL_REQUIRED = 'principal-required';
+export const PRINCIPAL_REQUIRED = inBaseline('principal-required');
 
 /** What a caller wants to do to a session. */
 export type SessionAction = 'send' | 'decide' | 'answer' | 'interrupt' | 'end' | 'wait';

@@ -1,3 +1,5 @@
+import { inBaseline } from './patches';
+
 /**
  * A model call's prompt, sent by reference.
  *
@@ -72,7 +74,7 @@ export const PROMPT_PART_MISSING = 'PromptPartMissing';
  * Patch id: model calls carry their prompt by reference (see above). Runs
  * that scheduled model calls with the whole prompt inline keep doing so.
  */
-export const MODEL_PROMPT_BY_REF = 'model-prompt-by-ref';
+export const MODEL_PROMPT_BY_REF = inBaseline('model-prompt-by-ref');
 
 /** Freezes an object and everything it holds (a message or a tool: plain data). */
 function deepFreeze<T extends object>(value: T): T {

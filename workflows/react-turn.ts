@@ -1,15 +1,4 @@
-import {
-  ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
-  TemporalFailure,
-  TimeoutFailure,
-  condition,
-  isCancellation,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-} from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, TemporalFailure, TimeoutFailure, condition, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ActivityOptions, RetryPolicy } from '@temporalio/common';
 import type { SessionActivities, CallModelInput, CallModelResult } from '../activities/activity-types';
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from './chat-message';
@@ -29,6 +18,7 @@ import type { ToolCatalog, ToolSpec } from './tool-spec';
 import type { ToolProgressGate } from './text-deltas';
 import { uniqueCallIds } from './tool-call-ids';
 import { MODEL_PROMPT_BY_REF, PROMPT_PART_MISSING, type PromptLedger } from './prompt-parts';
+import { inBaseline, isPatched } from './patches';
 
 // Every call passes its own options (timeouts, retries, a summary for the Web UI) through executeWithOptions.
 const { callModel, executeTool } = proxyActivities<SessionActivities>({
@@ -60,12 +50,12 @@ export const runsLocally = (spec: ToolSpec): boolean => spec.risk === 'read' && 
  * activity rather than in the workflow. Runs that planned calls before it keep
  * the old checker, so the same calls are rejected on replay.
  */
-export const TOOL_ARGS_FULL_JSON_SCHEMA = 'tool-args-full-json-schema';
+export const TOOL_ARGS_FULL_JSON_SCHEMA = inBaseline('tool-args-full-json-schema');
 /** A call's own risk (`externalWhen`) can hold it for confirmation; see withCallRisk. */
-export const TOOL_RISK_PER_CALL = 'tool-risk-per-call';
+export const TOOL_RISK_PER_CALL = inBaseline('tool-risk-per-call');
 
 /** Patch id: idempotency keys carry the step (see docs/safe-workflow-changes.md). */
-export const IDEMPOTENCY_KEY_PER_STEP = 'idempotency-key-per-step';
+export const IDEMPOTENCY_KEY_PER_STEP = inBaseline('idempotency-key-per-step');
 
 /** What happened to one tool call, for the session's records. */
 export interface ToolCallOutcome {
@@ -228,7 +218,7 @@ async function callModelFor(ctx: TurnContext, step: number, tools: CallModelInpu
     }
     return callModel.executeWithOptions({ ...MODEL_CALL_OPTIONS, summary: `model step ${step} of turn ${turnId}` }, [input]);
   };
-  if (!patched(MODEL_PROMPT_BY_REF)) return schedule(whole);
+  if (!isPatched(MODEL_PROMPT_BY_REF)) return schedule(whole);
   const byRef = async (): Promise<CallModelResult> => {
     const { prompt, inline } = ctx.prompts.compact(whole.messages, whole.tools);
     const reply = await schedule({ ...whole, messages: [], tools: [], prompt });
@@ -342,7 +332,7 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
       });
     }
     const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t.chars]));
-    const dialect = patched(TOOL_ARGS_FULL_JSON_SCHEMA) ? 'full' : 'legacy';
+    const dialect = isPatched(TOOL_ARGS_FULL_JSON_SCHEMA) ? 'full' : 'legacy';
     const plans = replyCalls.map((call, index) => withCallRisk(planToolCall(call, tools, options.toolPolicy, truncated.get(index), dialect)));
     ctx.setActivity('running_tools');
     // Calls from one response are independent by construction: each goes its own way
@@ -365,7 +355,7 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
  */
 function withCallRisk(plan: ToolCallPlan): ToolCallPlan {
   if (plan.kind !== 'run' || plan.risk === plan.spec.risk || plan.needsConfirmation) return plan;
-  return patched(TOOL_RISK_PER_CALL) ? { ...plan, needsConfirmation: true } : { ...plan, risk: plan.spec.risk };
+  return isPatched(TOOL_RISK_PER_CALL) ? { ...plan, needsConfirmation: true } : { ...plan, risk: plan.spec.risk };
 }
 
 /** Why a call waits for the user, as shown with the confirmation. */
@@ -469,7 +459,7 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
       namespace: ctx.options.namespace,
       // Models may reuse call ids across the steps of one turn (`call_0` each time), so the step is part of the key.
       // Runs that started a tool call before the step was added keep the key they had.
-      idempotencyKey: patched(IDEMPOTENCY_KEY_PER_STEP) ? `${ctx.sessionId}:${turnId}:${step}:${call.id}` : `${ctx.sessionId}:${turnId}:${call.id}`,
+      idempotencyKey: isPatched(IDEMPOTENCY_KEY_PER_STEP) ? `${ctx.sessionId}:${turnId}:${step}:${call.id}` : `${ctx.sessionId}:${turnId}:${call.id}`,
     };
     const retry: RetryPolicy = { maximumAttempts: plan.spec.maxAttempts, initialInterval: '300 milliseconds', nonRetryableErrorTypes: [...nonRetryableFailureTypes] };
     const summary = `tool ${toolName} (call ${call.id})`;

@@ -1,4 +1,4 @@
-import { ApplicationFailure, condition, log, patched, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
 import { FailureType } from './failure-types';
 import { invalidInput, parseSignalInput, parseUpdateInput } from './input-guard';
 import { registerInputHandlers } from './input-handlers';
@@ -29,13 +29,14 @@ import {
   type SendMessageResult,
 } from './session-types';
 import { nowIso } from './workflow-clock';
+import { inBaseline, isPatched } from './patches';
 
 /**
  * Patch id: a message sent again, waiting for a turn whose result the run no
  * longer keeps, is refused instead of waiting for ever (which also kept the
  * session from closing). Consulted only then.
  */
-export const FORGOTTEN_TURN_RESULT = 'forgotten-turn-result';
+export const FORGOTTEN_TURN_RESULT = inBaseline('forgotten-turn-result');
 
 /**
  * A session started with options that do not parse still answers the
@@ -112,7 +113,7 @@ export function registerSessionHandlers(run: SessionRun): void {
           arrived();
           // Its result may be gone (the run keeps the last RESULT_MEMORY): waiting for it would never end, and a
           // handler that never ends keeps the session from closing.
-          if (msg.waitForTurn && !run.knownTurn(seen.turnId) && patched(FORGOTTEN_TURN_RESULT)) {
+          if (msg.waitForTurn && !run.knownTurn(seen.turnId) && isPatched(FORGOTTEN_TURN_RESULT)) {
             throw invalidInput(`Message ${msg.clientMessageId} was handled as ${seen.turnId} (version ${seen.version}), whose result this session no longer keeps; read its answer from the session's events.`);
           }
           return msg.waitForTurn ? { ...seen, turn: await run.turnResult(seen.turnId, seen.version) } : seen;
@@ -135,7 +136,7 @@ export function registerSessionHandlers(run: SessionRun): void {
         });
         arrived();
         // Runs from before the patch also wrote the memo here; the turn this message starts writes it when it ends.
-        if (!patched(MEMO_VERSION_AT_TURN_END)) run.noteVersion();
+        if (!isPatched(MEMO_VERSION_AT_TURN_END)) run.noteVersion();
         if (run.running && options.busyPolicy === 'interrupt') run.interruptRunning('a new message arrived');
         return msg.waitForTurn ? { ...result, turn: await run.turnResult(result.turnId, result.version) } : result;
       } finally {

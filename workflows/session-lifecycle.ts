@@ -1,5 +1,5 @@
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import { ActivityFailure, ApplicationFailure, log, patched, proxyActivities, proxyLocalActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log, proxyActivities, proxyLocalActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities/activity-types';
 import type { ArchivedSession } from '../activities/session-archive';
 import { fitCarriedState } from './carried-state-budget';
@@ -12,6 +12,7 @@ import { emptyCounters } from './session-types';
 import { ToolPins } from './tool-pins';
 import { count, observe } from './metrics';
 import { nowMs } from './workflow-clock';
+import { inBaseline, isPatched } from './patches';
 
 const { loadArchive, saveArchive } = proxyActivities<SessionActivities>({
   startToCloseTimeout: '2 minutes',
@@ -35,28 +36,28 @@ const { loadArchive: loadArchiveLocally } = proxyLocalActivities<SessionActiviti
  * with no side effect, so running it again when a workflow task is retried
  * costs nothing. Runs that started before it keep their scheduled activity.
  */
-export const ARCHIVE_LOADED_LOCALLY = 'archive-loaded-locally';
+export const ARCHIVE_LOADED_LOCALLY = inBaseline('archive-loaded-locally');
 
 /**
  * Patch id: a restored session takes its tool pins from the archive, so a
  * tool that changed while it was archived waits for approval again. Runs
  * that restored before it ignore pins in the archive they read.
  */
-export const TOOL_PINS_IN_ARCHIVE = 'tool-pins-in-archive';
+export const TOOL_PINS_IN_ARCHIVE = inBaseline('tool-pins-in-archive');
 
 /**
  * Patch id: the archive keeps the session's last events (served to readers
  * after the run has closed), and a restored run continues their offsets.
  */
-export const EVENTS_IN_ARCHIVE = 'events-in-archive';
+export const EVENTS_IN_ARCHIVE = inBaseline('events-in-archive');
 /** Patch id: the `archived` status event is emitted before the archive is written, so the archive (and its readers) have it. */
-export const ARCHIVED_STATUS_IN_ARCHIVE = 'archived-status-in-archive';
+export const ARCHIVED_STATUS_IN_ARCHIVE = inBaseline('archived-status-in-archive');
 
 /** JSON bytes of events the archive keeps (the newest ones). */
 export const ARCHIVED_EVENT_BYTES = 128_000;
 
 /** Patch id: the session sets its own search attributes when the starter did not. */
-export const SESSION_SETS_SEARCH_ATTRIBUTES = 'session-sets-search-attributes';
+export const SESSION_SETS_SEARCH_ATTRIBUTES = inBaseline('session-sets-search-attributes');
 
 /**
  * Sessions started by another client (another SDK, the CLI) may come
@@ -73,8 +74,8 @@ export async function ensureSearchAttributes(run: SessionRun): Promise<void> {
   ];
   const missing: SearchAttributeUpdatePair[] = wanted.filter((w) => current.get(w.key) === undefined);
   const pendingMissing = current.get(SessionPendingApprovalsKey) === undefined;
-  if ((missing.length === 0 && !pendingMissing) || run.carried !== undefined || !patched(SESSION_SETS_SEARCH_ATTRIBUTES)) return;
-  if (pendingMissing && patched(PENDING_APPROVALS_ATTRIBUTE)) missing.push({ key: SessionPendingApprovalsKey, value: 0 });
+  if ((missing.length === 0 && !pendingMissing) || run.carried !== undefined || !isPatched(SESSION_SETS_SEARCH_ATTRIBUTES)) return;
+  if (pendingMissing && isPatched(PENDING_APPROVALS_ATTRIBUTE)) missing.push({ key: SessionPendingApprovalsKey, value: 0 });
   if (missing.length === 0) return;
   const registered = new Set(await describeSearchAttributes({ names: missing.map((m) => m.key.name) }));
   const settable = missing.filter((m) => registered.has(m.key.name));
@@ -88,7 +89,7 @@ export async function ensureSearchAttributes(run: SessionRun): Promise<void> {
 export async function restoreFromArchive(run: SessionRun): Promise<void> {
   if (run.restored) return;
   const loadStarted = nowMs();
-  const archive = patched(ARCHIVE_LOADED_LOCALLY)
+  const archive = isPatched(ARCHIVE_LOADED_LOCALLY)
     ? await loadArchiveLocally.executeWithOptions({ summary: 'load archive' }, [{ sessionId: run.sessionId }])
     : await loadArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'load archive' }, [{ sessionId: run.sessionId }]);
   if (archive && archive.status === 'archived') {
@@ -102,8 +103,8 @@ export async function restoreFromArchive(run: SessionRun): Promise<void> {
     run.context = new SessionContext({ window: archive.window, unfolded: [], summary: archive.summary, keyFacts: archive.keyFacts }, run.windowLimits);
     run.toolRecords = archive.toolCalls;
     // Archives from before pins were kept have none: the session pins what it sees next, as a new one would.
-    if (archive.toolPins && archive.toolPins.length > 0 && patched(TOOL_PINS_IN_ARCHIVE)) run.toolHashes.replaceWith(ToolPins.fromArchive(archive.toolPins));
-    if (archive.events && patched(EVENTS_IN_ARCHIVE)) run.events.continueFrom(archive.events.nextOffset);
+    if (archive.toolPins && archive.toolPins.length > 0 && isPatched(TOOL_PINS_IN_ARCHIVE)) run.toolHashes.replaceWith(ToolPins.fromArchive(archive.toolPins));
+    if (archive.events && isPatched(EVENTS_IN_ARCHIVE)) run.events.continueFrom(archive.events.nextOffset);
     run.status = 'archived';
     // The owner is the one the session was created by, whatever options this run was started with.
     run.bindToOwner(archive.namespace);
@@ -116,7 +117,7 @@ export async function restoreFromArchive(run: SessionRun): Promise<void> {
  * carried to the next run, which then closes (it was dropped, and the
  * session lived until its idle timeout). Consulted only when one was.
  */
-export const END_REQUEST_CARRIED = 'end-request-carried';
+export const END_REQUEST_CARRIED = inBaseline('end-request-carried');
 
 /** The compact state the next run starts from: recent events only, and within one payload's budget. */
 export function snapshot(run: SessionRun): CarriedState {
@@ -146,7 +147,7 @@ export function snapshot(run: SessionRun): CarriedState {
     owner: run.owner,
     ...(run.foldBackoff.failures > 0 ? { foldBackoff: run.foldBackoff } : {}),
     // Asked to end during its last turn or while it waited to continue as new: the next run must still end.
-    ...(run.endRequested && patched(END_REQUEST_CARRIED) ? { endRequested: true } : {}),
+    ...(run.endRequested && isPatched(END_REQUEST_CARRIED) ? { endRequested: true } : {}),
   });
   if (fitted.dropped.length > 0) log.warn(`Carried state over the payload budget; left out ${fitted.dropped.join(', ')}`);
   return fitted.state;
@@ -178,7 +179,7 @@ export async function archiveSession(run: SessionRun): Promise<{ archiveConflict
     toolCalls: run.toolRecords,
     counters: run.counters,
     toolPins: run.toolHashes.toArchive(),
-    ...(patched(EVENTS_IN_ARCHIVE) ? { events: run.events.forArchive(ARCHIVED_EVENT_BYTES) } : {}),
+    ...(isPatched(EVENTS_IN_ARCHIVE) ? { events: run.events.forArchive(ARCHIVED_EVENT_BYTES) } : {}),
   };
   try {
     await saveArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'archive session' }, [{ archive, baseVersion: run.baseVersion }]);

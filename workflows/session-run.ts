@@ -1,5 +1,5 @@
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import { ApplicationFailure, type CancellationScope, condition, patched, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, type CancellationScope, condition, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { ToolCatalog } from './tool-spec';
 import { PromptLedger } from './prompt-parts';
 import { EventEmitter } from './event-emitter';
@@ -25,6 +25,7 @@ import { InputBook } from './input-book';
 import { DeltaGate, ToolProgressGate } from './text-deltas';
 import { ToolPins } from './tool-pins';
 import { nowIso } from './workflow-clock';
+import { inBaseline, isPatched } from './patches';
 
 /** The current turn, while one runs. */
 export interface RunningTurn {
@@ -40,16 +41,16 @@ export interface RunningTurn {
  * handlers, the turn runner, memory steps and the lifecycle each take it.
  */
 /** Patch id: SessionStatus shows `awaiting_approval`, and a run closed by continue-as-new shows `continued`. */
-export const STATUS_SHOWS_APPROVALS = 'status-shows-approvals';
+export const STATUS_SHOWS_APPROVALS = inBaseline('status-shows-approvals');
 /** Patch id: the count of calls waiting for a person is also the search attribute SessionPendingApprovals. */
-export const PENDING_APPROVALS_ATTRIBUTE = 'pending-approvals-attribute';
+export const PENDING_APPROVALS_ATTRIBUTE = inBaseline('pending-approvals-attribute');
 /**
  * Patch id: the memo's `version` is written once a turn, when the turn ends,
  * not also when its message is accepted (one memo update, and one
  * visibility write on the server, per turn instead of two). While a turn
  * runs, the memo shows the version before its message.
  */
-export const MEMO_VERSION_AT_TURN_END = 'memo-version-at-turn-end';
+export const MEMO_VERSION_AT_TURN_END = inBaseline('memo-version-at-turn-end');
 
 export class SessionRun {
   readonly sessionId: string;
@@ -186,11 +187,11 @@ export class SessionRun {
    * Runs from before the patches do not.
    */
   notePendingApprovals(): void {
-    if (!patched(STATUS_SHOWS_APPROVALS)) return;
+    if (!isPatched(STATUS_SHOWS_APPROVALS)) return;
     const waiting = this.pending.size;
     const attributes: SearchAttributeUpdatePair[] = [];
     if (this.canUpsertStatus) attributes.push({ key: SessionStatusKey, value: waiting > 0 ? 'awaiting_approval' : this.status });
-    if (this.canUpsertPending && patched(PENDING_APPROVALS_ATTRIBUTE)) attributes.push({ key: SessionPendingApprovalsKey, value: waiting });
+    if (this.canUpsertPending && isPatched(PENDING_APPROVALS_ATTRIBUTE)) attributes.push({ key: SessionPendingApprovalsKey, value: waiting });
     if (attributes.length > 0) upsertSearchAttributes(attributes);
     upsertMemo({ pendingApprovals: waiting });
   }

@@ -3,6 +3,7 @@ import type { ToolCallOutcome } from './react-turn';
 import type { PinnedText } from './tool-pins';
 import type { ContextState } from './session-context';
 import type { SendMessageResult, SessionCounters, SessionStatus, Turn, TurnResult } from './session-types';
+import { inBaseline } from './patches';
 
 /** A message accepted by `sendMessage` and waiting for its turn. */
 export interface QueuedMessage {
@@ -72,7 +73,7 @@ export const STREAM_BYTES_KEPT = 64_000;
  * would otherwise add them to every turn. Runs from before it try after
  * every turn.
  */
-export const FOLD_BACKOFF = 'fold-backoff';
+export const FOLD_BACKOFF = inBaseline('fold-backoff');
 export const MAX_FOLD_SKIP = 15;
 
 /**
@@ -81,4 +82,4 @@ export const MAX_FOLD_SKIP = 15;
  * notes instead of staying whole in every prompt. Runs from before it keep
  * them all.
  */
-export const UNFOLDED_CAP = 'unfolded-cap';
+export const UNFOLDED_CAP = inBaseline('unfolded-cap');

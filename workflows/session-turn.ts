@@ -1,4 +1,4 @@
-import { ActivityFailure, CancellationScope, isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { BudgetAllowance } from '../activities/usage/budgets';
 import type { UsageActivities } from '../activities/usage/usage-activities';
 import type { SessionActivities } from '../activities/activity-types';
@@ -14,6 +14,7 @@ import type { PendingConfirmation, Turn, TurnOutcome, TurnResult } from './sessi
 import { count, observe } from './metrics';
 import { MAX_SUMMARY_NOTES } from './session-summary';
 import { nowIso, nowMs } from './workflow-clock';
+import { inBaseline, isPatched } from './patches';
 
 const { checkBudget } = proxyLocalActivities<UsageActivities>({
   startToCloseTimeout: '10 seconds',
@@ -24,7 +25,7 @@ const { checkBudget } = proxyLocalActivities<UsageActivities>({
  * Patch id: each turn starts by reading what its tenant and user may still
  * spend today (BUDGETS), and stops before a model call once that is spent.
  */
-export const BUDGET_CHECK = 'budget-check';
+export const BUDGET_CHECK = inBaseline('budget-check');
 
 /**
  * Patch id: a turn starts its three reads (the day's budget, the memories
@@ -32,7 +33,7 @@ export const BUDGET_CHECK = 'budget-check';
  * them, instead of one after another: the turn waits for the slowest read,
  * not for their sum (docs/performance.md).
  */
-export const TURN_START_TOGETHER = 'turn-start-together';
+export const TURN_START_TOGETHER = inBaseline('turn-start-together');
 
 /** The day's allowance as a turn spends it: tokens and, with a price, cost. */
 function turnBudget(allowance: BudgetAllowance): TurnBudget {
@@ -119,8 +120,8 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
       },
     };
     const result = await turn.scope.run(async () => {
-      const together = patched(TURN_START_TOGETHER);
-      const budgetRead = patched(BUDGET_CHECK)
+      const together = isPatched(TURN_START_TOGETHER);
+      const budgetRead = isPatched(BUDGET_CHECK)
         ? checkBudget({ tenant: options.namespace.tenant, user: options.namespace.user, model: options.model.name ?? '' })
         : null;
       let allowance: BudgetAllowance | null;
@@ -240,7 +241,6 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
   run.noteVersion({ lastTurn: turn.turnId });
 }
 
-
 /**
  * Folds evicted turns into the summary; on failure they stay raw in the
  * prompt and the fold is tried again after the next turn, or after more
@@ -275,7 +275,7 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
     count('summaryFolds', { result: 'failed' });
     const failures = run.foldBackoff.failures + 1;
     // Only a failure consults the patch, so only histories with one carry its marker.
-    const skip = patched(FOLD_BACKOFF) ? Math.min(2 ** (failures - 1) - 1, MAX_FOLD_SKIP) : 0;
+    const skip = isPatched(FOLD_BACKOFF) ? Math.min(2 ** (failures - 1) - 1, MAX_FOLD_SKIP) : 0;
     run.foldBackoff = { failures, skip };
     const when = skip === 0 ? 'after the next turn' : `after ${skip + 1} more turns (${failures} failures in a row)`;
     run.events.emit({
@@ -295,7 +295,7 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
  * consulted only when there is something to compact.
  */
 function capUnfolded(run: SessionRun): void {
-  if (!run.context.unfoldedOverBudget || !patched(UNFOLDED_CAP)) return;
+  if (!run.context.unfoldedOverBudget || !isPatched(UNFOLDED_CAP)) return;
   const { turns, noted } = run.context.capUnfolded();
   run.counters.turnsCompacted += turns.length;
   count('summaryFolds', { result: 'compacted' });
