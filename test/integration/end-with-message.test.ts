@@ -1,6 +1,7 @@
 import { sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 import { sendMessageUpdate, workflowIdFor } from '../../workflows/messages';
 import { MESSAGE_ARRIVING_BEFORE_CLOSE, type agentSession } from '../../workflows/agent-session';
+import { PATCH_BASELINE, baselinePatchIds } from '../../workflows/patches';
 
 /*
  * An end request and a message that reach the session in the same
@@ -45,7 +46,8 @@ it('runs a message that arrives with an end request, then archives the session',
   expect(await handle.result()).toMatchObject({ status: 'archived', turns: 2 });
 
   // The end request and the message were delivered in one workflow task (its completion is written before
-  // the update's acceptance), and the patched path ran.
+  // the update's acceptance), and the patched path ran: a new run takes it under the patch baseline, whose one
+  // marker stands for it (workflows/patches.ts).
   const events = (await handle.fetchHistory()).events ?? [];
   const signalled = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'endSession');
   const accepted = events.findIndex((e, i) => i > signalled && e.workflowExecutionUpdateAcceptedEventAttributes);
@@ -57,7 +59,8 @@ it('runs a message that arrives with an end request, then archives the session',
       const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
       return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { id: string }).id : undefined;
     });
-  expect(patches).toContain(MESSAGE_ARRIVING_BEFORE_CLOSE);
+  expect(patches).toEqual([PATCH_BASELINE]);
+  expect(baselinePatchIds()).toContain(MESSAGE_ARRIVING_BEFORE_CLOSE);
   env.model.assertDone(sessionId);
 }, 60_000);
 
