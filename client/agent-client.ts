@@ -282,9 +282,9 @@ export class AgentClient {
     const workflowId = workflowIdFor(session.sessionId);
     const updateId = msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {};
     const known = knownRunning(this.client);
-    const what = `sendMessage to session ${session.sessionId}`;
     const lastRun = known.get(workflowId);
     if (lastRun) {
+      const what = `sendMessage to session ${session.sessionId}`;
       try {
         // One round trip: to the run last seen, waiting there for the result (and, past the server's long poll,
         // polling that run for it). A run that has closed since refuses the message before accepting it.
@@ -300,6 +300,7 @@ export class AgentClient {
       }
     }
     if (known.has(workflowId)) {
+      const what = `sendMessage to session ${session.sessionId}`;
       let accepted: WorkflowUpdateHandle<SendMessageResult> | undefined;
       try {
         // Until accepted, then the result: its wait names the run that accepted it. (executeUpdate
@@ -342,7 +343,7 @@ export class AgentClient {
         : {}),
     });
     try {
-      const result = await this.deadline[wait](what, () =>
+      const result = await this.deadline[wait](`sendMessage to session ${session.sessionId}`, () =>
         this.client.workflow.executeUpdateWithStart(sendMessageUpdate, { args: [msg], startWorkflowOperation: start, ...updateId }),
       );
       markRunning(known, workflowId, null);
