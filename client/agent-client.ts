@@ -111,18 +111,16 @@ const ExpandPromptArgs = z.object({
 
 /**
  * Sessions this process has seen running, per Temporal client, most recently
- * used last, each with the run it last saw when known (null when the message
- * went by update-with-start, whose answer does not name the run). A message
- * to one of them goes as a plain update: the server's update-with-start does
- * more work for every message (about 2.3 ms more of its CPU on the local dev
- * server) only to find the workflow running. Bounded: the oldest are
- * forgotten first, and a forgotten session just gets the update-with-start
- * again.
+ * used last. A message to one of them goes as a plain update: the server's
+ * update-with-start does more work for every message (about 2.3 ms more of
+ * its CPU on the local dev server) only to find the workflow running. Bounded:
+ * the oldest are forgotten first, and a forgotten session just gets the
+ * update-with-start again.
  */
 const KNOWN_RUNNING_LIMIT = 10_000;
-const knownRunningByClient = new WeakMap<Client, Map<string, string | null>>();
+const knownRunningByClient = new WeakMap<Client, Map<string, true>>();
 
-function knownRunning(client: Client): Map<string, string | null> {
+function knownRunning(client: Client): Map<string, true> {
   let known = knownRunningByClient.get(client);
   if (!known) {
     known = new Map();
@@ -131,18 +129,17 @@ function knownRunning(client: Client): Map<string, string | null> {
   return known;
 }
 
-function markRunning(known: Map<string, string | null>, workflowId: string, runId: string | null): void {
+function markRunning(known: Map<string, true>, workflowId: string): void {
   known.delete(workflowId);
-  known.set(workflowId, runId);
+  known.set(workflowId, true);
   if (known.size > KNOWN_RUNNING_LIMIT) known.delete(known.keys().next().value as string);
 }
 
 /**
  * The update was refused before any run accepted it, because none is open
- * (never started, or closed since): the message was not delivered. Once a run
- * has accepted an update, the server answers every wait on it with its
- * outcome, never with this: a run that closes before finishing it fails the
- * update (an outcome), so a message is never sent twice.
+ * (never started, or closed since): the message was not delivered. Asked only
+ * of the call that waits for acceptance; once accepted, a message is never
+ * sent again (a run that closes before finishing it fails the update).
  */
 function noRunningWorkflow(err: unknown): boolean {
   if (err instanceof WorkflowNotFoundError) return true;
@@ -282,23 +279,6 @@ export class AgentClient {
     const workflowId = workflowIdFor(session.sessionId);
     const updateId = msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {};
     const known = knownRunning(this.client);
-    const lastRun = known.get(workflowId);
-    if (lastRun) {
-      const what = `sendMessage to session ${session.sessionId}`;
-      try {
-        // One round trip: to the run last seen, waiting there for the result (and, past the server's long poll,
-        // polling that run for it). A run that has closed since refuses the message before accepting it.
-        const result = await this.deadline[wait](what, () =>
-          this.client.workflow.getHandle<typeof agentSession>(workflowId, lastRun).executeUpdate(sendMessageUpdate, { args: [msg], ...updateId }),
-        );
-        markRunning(known, workflowId, lastRun);
-        return result;
-      } catch (err) {
-        if (!noRunningWorkflow(err)) translate(err, session.sessionId);
-        // That run has closed (continued as new, or ended): find the session's current run below, if it has one.
-        markRunning(known, workflowId, null);
-      }
-    }
     if (known.has(workflowId)) {
       const what = `sendMessage to session ${session.sessionId}`;
       let accepted: WorkflowUpdateHandle<SendMessageResult> | undefined;
@@ -318,7 +298,7 @@ export class AgentClient {
         const update = accepted;
         try {
           const result = await this.deadline[wait](what, () => update.result());
-          markRunning(known, workflowId, update.workflowRunId ?? null);
+          markRunning(known, workflowId);
           return result;
         } catch (err) {
           translate(err, session.sessionId);
@@ -346,7 +326,7 @@ export class AgentClient {
       const result = await this.deadline[wait](`sendMessage to session ${session.sessionId}`, () =>
         this.client.workflow.executeUpdateWithStart(sendMessageUpdate, { args: [msg], startWorkflowOperation: start, ...updateId }),
       );
-      markRunning(known, workflowId, null);
+      markRunning(known, workflowId);
       return result;
     } catch (err) {
       translate(err, session.sessionId);
