@@ -7,9 +7,12 @@ const STACK_TRACE_LIMIT_MODULE = require.resolve('../workflows/stack-trace-limit
 /** Preloaded into the sandbox always: zod, evaluated once per worker instead of once per run (workflows/shared-libraries.ts). */
 const SHARED_LIBRARIES_MODULE = require.resolve('../workflows/shared-libraries');
 
+/** Preloaded into the sandbox always: what `builtOnce` keeps is shared by every run (workflows/built-once.ts). */
+const BUILT_ONCE_MODULE = require.resolve('../workflows/built-once');
+
 /** The bundler options for `Worker.create({ bundlerOptions })` and `bundleWorkflowCode`. */
 export function workflowBundlerOptions(stackTraces: boolean): { preloadModules: string[] } {
-  return { preloadModules: [...(stackTraces ? [] : [STACK_TRACE_LIMIT_MODULE]), SHARED_LIBRARIES_MODULE] };
+  return { preloadModules: [...(stackTraces ? [] : [STACK_TRACE_LIMIT_MODULE]), SHARED_LIBRARIES_MODULE, BUILT_ONCE_MODULE] };
 }
 
 /**

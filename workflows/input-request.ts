@@ -1,6 +1,7 @@
 import { Validator } from '@cfworker/json-schema';
 import { z } from 'zod';
 import { Principal } from './principal';
+import { builtOnce } from './built-once';
 
 /**
  * Elicitation as the session sees it: an MCP server asked the user for input
@@ -21,96 +22,6 @@ export const INPUT_LIMITS = {
   remembered: 100,
 } as const;
 
-/** `<toolCallId>:<n>`: the n-th question of that call, the same on every attempt of it. */
-export const InputId = z.string().min(3).max(300).regex(/^.+:\d{1,4}$/, 'expected "<toolCallId>:<n>"');
-
-/** The flat object schema MCP allows in `requestedSchema`: primitive properties only, no nesting. */
-export const RequestedSchema = z
-  .object({
-    type: z.literal('object'),
-    properties: z.record(z.string().max(128), z.record(z.string(), z.unknown())),
-    required: z.array(z.string().max(128)).max(INPUT_LIMITS.properties).optional(),
-  })
-  .superRefine((schema, ctx) => {
-    const keys = Object.keys(schema.properties);
-    if (keys.length > INPUT_LIMITS.properties) ctx.addIssue({ code: 'custom', message: `at most ${INPUT_LIMITS.properties} properties` });
-    const bytes = JSON.stringify(schema).length;
-    if (bytes > INPUT_LIMITS.schemaBytes) ctx.addIssue({ code: 'custom', message: `the schema is ${bytes} characters, over ${INPUT_LIMITS.schemaBytes}` });
-    for (const [key, prop] of Object.entries(schema.properties)) {
-      // Patterns would run inside the workflow task; MCP's primitive schemas have none, so none are taken.
-      if (JSON.stringify(prop).includes('"pattern"')) ctx.addIssue({ code: 'custom', path: ['properties', key], message: 'patterns are not accepted' });
-      if (!['string', 'number', 'integer', 'boolean', 'array'].includes(String(prop.type))) {
-        ctx.addIssue({ code: 'custom', path: ['properties', key], message: 'type must be string, number, integer, boolean or array (of enum strings)' });
-      }
-    }
-  });
-export type RequestedSchema = z.infer<typeof RequestedSchema>;
-
-/** Sent by the tool activity when its server elicits (see `inputRequestedSignal`). */
-export const InputRequestedInput = z.object({
-  turnId: z.string().min(1).max(64),
-  toolCallId: z.string().min(1).max(256),
-  inputId: InputId,
-  /** The MCP server that asks. */
-  server: z.string().min(1).max(128),
-  message: z.string().max(INPUT_LIMITS.messageChars),
-  requestedSchema: RequestedSchema,
-  /** How long the tool call can still wait, from the activity's remaining time; the wait is the shorter of this and the confirmation timeout. */
-  waitMs: z.number().int().min(1).max(7 * 24 * 3600_000),
-});
-export type InputRequestedInput = z.infer<typeof InputRequestedInput>;
-
-export const InputAction = z.enum(['accept', 'decline', 'cancel']);
-export type InputAction = z.infer<typeof InputAction>;
-
-/** The values MCP allows in an elicitation answer. */
-export const InputContent = z
-  .record(
-    z.string().max(128),
-    z.union([z.string().max(INPUT_LIMITS.stringChars), z.number().finite(), z.boolean(), z.array(z.string().max(INPUT_LIMITS.stringChars)).max(INPUT_LIMITS.arrayItems)]),
-  )
-  .refine((c) => Object.keys(c).length <= INPUT_LIMITS.properties, `at most ${INPUT_LIMITS.properties} fields`);
-export type InputContent = z.infer<typeof InputContent>;
-
-/** A person's answer (`answerInput` signal or update). `content` goes with `accept` only. */
-export const AnswerInputInput = z
-  .object({
-    inputId: InputId,
-    action: InputAction,
-    content: InputContent.optional(),
-    /** Who answers: the owner, or an approver or admin of the owner's tenant. */
-    principal: Principal.optional(),
-  })
-  .refine((a) => a.action === 'accept' || a.content === undefined, { message: 'content goes with action "accept" only', path: ['content'] });
-export type AnswerInputInput = z.infer<typeof AnswerInputInput>;
-
-export const GetInputInput = z.object({ inputId: InputId });
-export type GetInputInput = z.infer<typeof GetInputInput>;
-
-/** A question waiting for a person, as `getSession` and `input_required` show it. */
-export const PendingInput = z.object({
-  inputId: z.string(),
-  turnId: z.string(),
-  toolCallId: z.string(),
-  toolName: z.string(),
-  server: z.string(),
-  message: z.string(),
-  requestedSchema: z.record(z.string(), z.unknown()),
-  requestedAt: z.string(),
-  expiresAt: z.string(),
-}).meta({ id: 'PendingInput' });
-export type PendingInput = z.infer<typeof PendingInput>;
-
-/** Who ended the wait: a person, the timeout, or the tool call ending first (interrupt, failure). */
-export const InputAnsweredBy = z.enum(['user', 'timeout', 'call_ended']);
-export type InputAnsweredBy = z.infer<typeof InputAnsweredBy>;
-
-/** What the `getInput` query answers the tool activity. */
-export type InputState =
-  | { state: 'unknown' }
-  | { state: 'pending'; expiresAt: string }
-  | { state: 'answered'; action: InputAction; content?: InputContent; answeredBy: InputAnsweredBy };
-
 /**
  * Checks an accepted answer against the server's schema with a full JSON
  * Schema validator that needs no code generation (safe in the workflow
@@ -130,3 +41,97 @@ export function checkAnswer(schema: Record<string, unknown>, content: InputConte
     .slice(0, 10)
     .map((e) => `${e.instanceLocation === '#' ? '(content)' : e.instanceLocation.replace(/^#\//, '')}: ${e.error}`);
 }
+
+const schemas = builtOnce('input-request', () => {
+  /** `<toolCallId>:<n>`: the n-th question of that call, the same on every attempt of it. */
+  const InputId = z.string().min(3).max(300).regex(/^.+:\d{1,4}$/, 'expected "<toolCallId>:<n>"');
+
+  /** The flat object schema MCP allows in `requestedSchema`: primitive properties only, no nesting. */
+  const RequestedSchema = z
+    .object({
+      type: z.literal('object'),
+      properties: z.record(z.string().max(128), z.record(z.string(), z.unknown())),
+      required: z.array(z.string().max(128)).max(INPUT_LIMITS.properties).optional(),
+    })
+    .superRefine((schema, ctx) => {
+      const keys = Object.keys(schema.properties);
+      if (keys.length > INPUT_LIMITS.properties) ctx.addIssue({ code: 'custom', message: `at most ${INPUT_LIMITS.properties} properties` });
+      const bytes = JSON.stringify(schema).length;
+      if (bytes > INPUT_LIMITS.schemaBytes) ctx.addIssue({ code: 'custom', message: `the schema is ${bytes} characters, over ${INPUT_LIMITS.schemaBytes}` });
+      for (const [key, prop] of Object.entries(schema.properties)) {
+        // Patterns would run inside the workflow task; MCP's primitive schemas have none, so none are taken.
+        if (JSON.stringify(prop).includes('"pattern"')) ctx.addIssue({ code: 'custom', path: ['properties', key], message: 'patterns are not accepted' });
+        if (!['string', 'number', 'integer', 'boolean', 'array'].includes(String(prop.type))) {
+          ctx.addIssue({ code: 'custom', path: ['properties', key], message: 'type must be string, number, integer, boolean or array (of enum strings)' });
+        }
+      }
+    });
+
+  /** Sent by the tool activity when its server elicits (see `inputRequestedSignal`). */
+  const InputRequestedInput = z.object({
+    turnId: z.string().min(1).max(64),
+    toolCallId: z.string().min(1).max(256),
+    inputId: InputId,
+    /** The MCP server that asks. */
+    server: z.string().min(1).max(128),
+    message: z.string().max(INPUT_LIMITS.messageChars),
+    requestedSchema: RequestedSchema,
+    /** How long the tool call can still wait, from the activity's remaining time; the wait is the shorter of this and the confirmation timeout. */
+    waitMs: z.number().int().min(1).max(7 * 24 * 3600_000),
+  });
+
+  const InputAction = z.enum(['accept', 'decline', 'cancel']);
+
+  /** The values MCP allows in an elicitation answer. */
+  const InputContent = z
+    .record(
+      z.string().max(128),
+      z.union([z.string().max(INPUT_LIMITS.stringChars), z.number().finite(), z.boolean(), z.array(z.string().max(INPUT_LIMITS.stringChars)).max(INPUT_LIMITS.arrayItems)]),
+    )
+    .refine((c) => Object.keys(c).length <= INPUT_LIMITS.properties, `at most ${INPUT_LIMITS.properties} fields`);
+
+  /** A person's answer (`answerInput` signal or update). `content` goes with `accept` only. */
+  const AnswerInputInput = z
+    .object({
+      inputId: InputId,
+      action: InputAction,
+      content: InputContent.optional(),
+      /** Who answers: the owner, or an approver or admin of the owner's tenant. */
+      principal: Principal.optional(),
+    })
+    .refine((a) => a.action === 'accept' || a.content === undefined, { message: 'content goes with action "accept" only', path: ['content'] });
+
+  const GetInputInput = z.object({ inputId: InputId });
+
+  /** A question waiting for a person, as `getSession` and `input_required` show it. */
+  const PendingInput = z.object({
+    inputId: z.string(),
+    turnId: z.string(),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    server: z.string(),
+    message: z.string(),
+    requestedSchema: z.record(z.string(), z.unknown()),
+    requestedAt: z.string(),
+    expiresAt: z.string(),
+  }).meta({ id: 'PendingInput' });
+
+  /** Who ended the wait: a person, the timeout, or the tool call ending first (interrupt, failure). */
+  const InputAnsweredBy = z.enum(['user', 'timeout', 'call_ended']);
+  return { InputId, RequestedSchema, InputRequestedInput, InputAction, InputContent, AnswerInputInput, GetInputInput, PendingInput, InputAnsweredBy };
+});
+
+export const { InputId, RequestedSchema, InputRequestedInput, InputAction, InputContent, AnswerInputInput, GetInputInput, PendingInput, InputAnsweredBy } = schemas;
+export type RequestedSchema = z.infer<typeof RequestedSchema>;
+export type InputRequestedInput = z.infer<typeof InputRequestedInput>;
+export type InputAction = z.infer<typeof InputAction>;
+export type InputContent = z.infer<typeof InputContent>;
+export type AnswerInputInput = z.infer<typeof AnswerInputInput>;
+export type GetInputInput = z.infer<typeof GetInputInput>;
+export type PendingInput = z.infer<typeof PendingInput>;
+export type InputAnsweredBy = z.infer<typeof InputAnsweredBy>;
+/** What the `getInput` query answers the tool activity. */
+export type InputState =
+  | { state: 'unknown' }
+  | { state: 'pending'; expiresAt: string }
+  | { state: 'answered'; action: InputAction; content?: InputContent; answeredBy: InputAnsweredBy };

@@ -5,241 +5,12 @@ import { RiskLevel } from './tool-spec';
 import { KeyFact } from './key-facts';
 import { PendingInput } from './input-request';
 import { SessionSummary } from './session-summary';
+import { builtOnce } from './built-once';
 
-/** Whose session this is. Every memory read and write is scoped by it. */
-export const UserNamespace = z.object({
-  tenant: z.string().min(1).max(128),
-  user: z.string().min(1).max(128),
-  project: z.string().min(1).max(128).optional(),
-});
-export type UserNamespace = z.infer<typeof UserNamespace>;
-
-export const ToolPolicy = z.object({
-  /** Tool names (as the model sees them) this session may use; omitted means every tool in the catalog. */
-  allow: z.array(z.string()).optional(),
-  /** Ask for confirmation before every `write` tool, not only `destructive` ones. */
-  confirmWrites: z.boolean().default(false),
-  /** Extra tools that always need confirmation in this session. */
-  confirmTools: z.array(z.string()).default([]),
-  /** Hold back a tool whose description or schema changed since this session first saw it, until approved again. */
-  reapproveChangedTools: z.boolean().default(true),
-});
-export type ToolPolicy = z.infer<typeof ToolPolicy>;
-
-export const SessionLimits = z.object({
-  maxSteps: z.number().int().min(1).max(50).default(5),
-  /** How long a risky call waits for a decision before it counts as denied. */
-  confirmationTimeoutMs: z.number().int().positive().default(5 * 60_000),
-  /** Idle time after which the session is archived and the workflow completes. */
-  idleTimeoutMs: z.number().int().positive().default(30 * 60_000),
-  /** How long an archive is kept before the expiry schedule purges it. */
-  retentionMs: z.number().int().positive().default(30 * 24 * 3600_000),
-  /** Continue as new once history passes this many events (or Temporal suggests it). */
-  maxHistoryEvents: z.number().int().min(200).default(10_000),
-  /** Raw turns kept in the window. */
-  windowMaxTurns: z.number().int().min(1).max(200).default(20),
-  /** Token budget of the raw window, estimated from characters. */
-  windowMaxTokens: z.number().int().min(200).default(12_000),
-  /** Turns folded into the summary at a time. */
-  foldBatchTurns: z.number().int().min(1).max(50).default(5),
-});
-export type SessionLimits = z.infer<typeof SessionLimits>;
-
-export const MemoryPolicy = z.object({
-  /** Recall before each turn and extract after; the worker's MEMORY_ENABLED can still turn it off. */
-  enabled: z.boolean().default(true),
-  /** Periodic extraction over the turns since the last pass. */
-  extractEveryTurns: z.number().int().min(1).max(100).default(5),
-  /** Check the memory ids an answer cites; regenerate once, then strip and flag unknown ones. */
-  citationCheck: z.boolean().default(true),
-});
-export type MemoryPolicy = z.infer<typeof MemoryPolicy>;
-
-export const BusyPolicy = z.enum(['interrupt', 'queue']);
-export type BusyPolicy = z.infer<typeof BusyPolicy>;
-
-/** Everything a session is started with. Secrets never go here: they live in worker config. */
 /** What a session id may hold (it becomes part of the workflow id). */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
 export const SESSION_ID_RULE = 'letters, digits, ".", "_", ":" or "-", at most 128';
-
-export const SessionOptions = z.object({
-  sessionId: z.string().regex(SESSION_ID_PATTERN, SESSION_ID_RULE),
-  namespace: UserNamespace,
-  channel: z.string().max(64).default('api'),
-  metadata: z.record(z.string(), z.string()).default({}),
-  systemPrompt: z.string().max(20_000).optional(),
-  model: z.object({ name: z.string().optional(), temperature: z.number().min(0).max(2).optional() }).prefault({}),
-  toolPolicy: ToolPolicy.prefault({}),
-  limits: SessionLimits.prefault({}),
-  memory: MemoryPolicy.prefault({}),
-  busyPolicy: BusyPolicy.default('interrupt'),
-});
-export type SessionOptions = z.infer<typeof SessionOptions>;
-export type SessionOptionsInput = z.input<typeof SessionOptions>;
-
-export const SendMessageInput = z.object({
-  text: z.string().min(1, 'text must not be empty').max(100_000),
-  clientMessageId: z.string().min(1).max(128).optional(),
-  expectedVersion: z.number().int().min(0).optional(),
-  /**
-   * Complete the update when the turn has finished, with its result in
-   * `turn`: one round trip for send-and-wait, and no extra workflow task
-   * for a separate `waitForTurn`.
-   */
-  waitForTurn: z.boolean().optional(),
-  /** Who sends it: must be the session's owner (required by the validator; absent in histories from before `principal-required`). */
-  principal: Principal.optional(),
-});
-export type SendMessageInput = z.infer<typeof SendMessageInput>;
-
-export const DecideToolCallInput = z.object({
-  toolCallId: z.string().min(1).max(256),
-  approved: z.boolean(),
-  reason: z.string().max(2_000).optional(),
-  /** Who decides: the owner, or an approver or admin of the owner's tenant. */
-  principal: Principal.optional(),
-});
-export type DecideToolCallInput = z.infer<typeof DecideToolCallInput>;
-
-// Signals may arrive with no argument at all (the `temporal` CLI without --input): that is {}.
-export const InterruptInput = z.object({ reason: z.string().max(2_000).optional(), principal: Principal.optional() }).nullish().transform((v) => v ?? {});
-export type InterruptInput = z.input<typeof InterruptInput>;
-
-export const EndSessionInput = z.object({ reason: z.string().max(2_000).optional(), principal: Principal.optional() }).nullish().transform((v) => v ?? {});
-export type EndSessionInput = z.input<typeof EndSessionInput>;
-
-export const WaitForTurnInput = z.object({ turnId: z.string().min(1).max(64), principal: Principal.optional() });
-export type WaitForTurnInput = z.infer<typeof WaitForTurnInput>;
-
-/** One batch of streamed text from the model activity (see `textDeltasSignal`). */
-export const TextDeltasInput = z.object({
-  turnId: z.string().min(1).max(64),
-  step: z.number().int().min(1).max(1_000),
-  attempt: z.number().int().min(1).max(1_000),
-  /** Grows by one per batch within a model call attempt; a repeated or older batch is dropped. */
-  seq: z.number().int().min(1),
-  deltas: z.array(z.object({ delta: z.string().max(20_000), at: z.string().max(64).optional() })).min(1).max(1_000),
-});
-export type TextDeltasInput = z.infer<typeof TextDeltasInput>;
-
-/** Progress a running tool reported (MCP `notifications/progress`), sent by the tool activity to its session. */
-export const ToolProgressInput = z.object({
-  turnId: z.string().min(1).max(64),
-  toolCallId: z.string().min(1).max(256),
-  /** Grows by one per signal of a call; a repeated or older one is dropped. */
-  seq: z.number().int().min(1),
-  progress: z.number().finite(),
-  total: z.number().finite().optional(),
-  message: z.string().max(2_000).optional(),
-});
-export type ToolProgressInput = z.infer<typeof ToolProgressInput>;
-
-export const SessionStatus = z.enum(['created', 'active', 'archived', 'expired']);
-export type SessionStatus = z.infer<typeof SessionStatus>;
-
-/** What the session is doing right now, finer than its lifecycle status. */
-export const Activity = z.enum(['idle', 'thinking', 'running_tools', 'awaiting_confirmation', 'awaiting_input']);
-export type Activity = z.infer<typeof Activity>;
-
-export const TurnOutcome = z.enum(['completed', 'interrupted', 'step_limit', 'failed', 'budget_exceeded']);
-export type TurnOutcome = z.infer<typeof TurnOutcome>;
-
-/**
- * A tool that changed since the session pinned it, old and new side by side
- * for the person deciding. Texts are cut to a few thousand characters; a
- * schema too large to show is left out (`parametersChanged` still says).
- */
-export const ToolChange = z.object({
-  /** The description the session pinned; absent when it did not keep the text (the model then did not see the tool). */
-  previousDescription: z.string().optional(),
-  /** The description the tool has now, which the model has not seen. */
-  description: z.string(),
-  parametersChanged: z.boolean(),
-  previousParameters: z.record(z.string(), z.unknown()).optional(),
-  parameters: z.record(z.string(), z.unknown()).optional(),
-});
-export type ToolChange = z.infer<typeof ToolChange>;
-
-export const PendingConfirmation = z.object({
-  toolCallId: z.string(),
-  toolName: z.string(),
-  arguments: z.unknown(),
-  risk: RiskLevel,
-  turnId: z.string(),
-  requestedAt: z.string(),
-  expiresAt: z.string(),
-  /** Why confirmation is needed: the tool's risk, the session policy, or a tool that changed. */
-  reason: z.string(),
-  /** Present when the tool changed since the session pinned it: what approving would let the model see. */
-  change: ToolChange.optional(),
-}).meta({ id: 'PendingConfirmation' });
-export type PendingConfirmation = z.infer<typeof PendingConfirmation>;
-
-/** One turn kept raw in the window: the user's message and everything it caused. */
-export const Turn = z.object({
-  turnId: z.string(),
-  messages: z.array(ChatMessage),
-  outcome: TurnOutcome,
-  startedAt: z.string(),
-  endedAt: z.string(),
-  /** Who sent the message (absent for turns from before `principal-required`). */
-  by: Actor.optional(),
-});
-export type Turn = z.infer<typeof Turn>;
-
-export const TurnResult = z.object({
-  turnId: z.string(),
-  outcome: TurnOutcome,
-  text: z.string(),
-  /** Model calls that answered. */
-  modelCalls: z.number().int(),
-  /** Every attempt, failed ones and retries included. */
-  modelAttempts: z.number().int().optional(),
-  toolCalls: z.number().int(),
-  error: z.string().optional(),
-  /** Who sent the message (absent for turns from before `principal-required`). */
-  by: Actor.optional(),
-}).meta({ id: 'TurnResult' });
-export type TurnResult = z.infer<typeof TurnResult>;
-
-export const SendMessageResult = z.object({
-  turnId: z.string(),
-  version: z.number().int(),
-  /** The finished turn, when the message asked `waitForTurn`. */
-  turn: TurnResult.optional(),
-});
-export type SendMessageResult = z.infer<typeof SendMessageResult>;
-
-export const SessionCounters = z.object({
-  turns: z.number().int(),
-  modelCalls: z.number().int(),
-  toolCalls: z.number().int(),
-  toolFailures: z.number().int(),
-  interrupts: z.number().int(),
-  confirmationsRequested: z.number().int(),
-  continuedAsNew: z.number().int(),
-  summariesFolded: z.number().int(),
-  summaryFailures: z.number().int(),
-  memoriesRecalled: z.number().int().default(0),
-  memoryExtractions: z.number().int().default(0),
-  citationsRegenerated: z.number().int().default(0),
-  citationsFlagged: z.number().int().default(0),
-  /** Model call attempts, retries included, and model calls that failed for good. */
-  modelAttempts: z.number().int().default(0),
-  modelFailures: z.number().int().default(0),
-  /** Signals dropped because their input did not parse or did not fit the session's state. */
-  signalsIgnored: z.number().int().default(0),
-  /** Events the workflow built but could not publish (a bug if ever non-zero). */
-  eventsDropped: z.number().int().default(0),
-  /** Questions MCP servers asked the user during tool calls (elicitation). */
-  inputsRequested: z.number().int().default(0),
-  /** Signals dropped because their principal may not act on this session (not counted in `signalsIgnored`). */
-  signalsUnauthorized: z.number().int().default(0),
-  /** Turns that waited for a fold past the window's budget and became lines in the summary's notes (summarizer failing). */
-  turnsCompacted: z.number().int().default(0),
-});
-export type SessionCounters = z.infer<typeof SessionCounters>;
 
 export const emptyCounters = (): SessionCounters => ({
   turns: 0,
@@ -264,38 +35,274 @@ export const emptyCounters = (): SessionCounters => ({
   turnsCompacted: 0,
 });
 
-/**
- * What the `getSession` query returns (and GET /v1/sessions/{id}). The schema
- * names the shape for the API's OpenAPI document; the workflow builds it and
- * does not parse it.
- */
-export const SessionView = z
-  .object({
-    sessionId: z.string(),
-    status: SessionStatus,
-    activity: Activity,
-    version: z.number().int(),
+const schemas = builtOnce('session-types', () => {
+  /** Whose session this is. Every memory read and write is scoped by it. */
+  const UserNamespace = z.object({
+    tenant: z.string().min(1).max(128),
+    user: z.string().min(1).max(128),
+    project: z.string().min(1).max(128).optional(),
+  });
+
+  const ToolPolicy = z.object({
+    /** Tool names (as the model sees them) this session may use; omitted means every tool in the catalog. */
+    allow: z.array(z.string()).optional(),
+    /** Ask for confirmation before every `write` tool, not only `destructive` ones. */
+    confirmWrites: z.boolean().default(false),
+    /** Extra tools that always need confirmation in this session. */
+    confirmTools: z.array(z.string()).default([]),
+    /** Hold back a tool whose description or schema changed since this session first saw it, until approved again. */
+    reapproveChangedTools: z.boolean().default(true),
+  });
+
+  const SessionLimits = z.object({
+    maxSteps: z.number().int().min(1).max(50).default(5),
+    /** How long a risky call waits for a decision before it counts as denied. */
+    confirmationTimeoutMs: z.number().int().positive().default(5 * 60_000),
+    /** Idle time after which the session is archived and the workflow completes. */
+    idleTimeoutMs: z.number().int().positive().default(30 * 60_000),
+    /** How long an archive is kept before the expiry schedule purges it. */
+    retentionMs: z.number().int().positive().default(30 * 24 * 3600_000),
+    /** Continue as new once history passes this many events (or Temporal suggests it). */
+    maxHistoryEvents: z.number().int().min(200).default(10_000),
+    /** Raw turns kept in the window. */
+    windowMaxTurns: z.number().int().min(1).max(200).default(20),
+    /** Token budget of the raw window, estimated from characters. */
+    windowMaxTokens: z.number().int().min(200).default(12_000),
+    /** Turns folded into the summary at a time. */
+    foldBatchTurns: z.number().int().min(1).max(50).default(5),
+  });
+
+  const MemoryPolicy = z.object({
+    /** Recall before each turn and extract after; the worker's MEMORY_ENABLED can still turn it off. */
+    enabled: z.boolean().default(true),
+    /** Periodic extraction over the turns since the last pass. */
+    extractEveryTurns: z.number().int().min(1).max(100).default(5),
+    /** Check the memory ids an answer cites; regenerate once, then strip and flag unknown ones. */
+    citationCheck: z.boolean().default(true),
+  });
+
+  const BusyPolicy = z.enum(['interrupt', 'queue']);
+
+  /** Everything a session is started with. Secrets never go here: they live in worker config. */
+  const SessionOptions = z.object({
+    sessionId: z.string().regex(SESSION_ID_PATTERN, SESSION_ID_RULE),
     namespace: UserNamespace,
-    /** The session's owner, fixed at creation (restored from the archive). */
-    owner: z.object({ tenant: z.string(), user: z.string() }),
-    channel: z.string(),
-    metadata: z.record(z.string(), z.string()),
-    createdAt: z.string(),
-    currentTurnId: z.string().nullable(),
-    currentStep: z.number().int(),
-    queuedMessages: z.number().int(),
-    pendingConfirmations: z.array(PendingConfirmation),
-    /** Questions MCP servers asked during tool calls, waiting for `answerInput`. */
-    pendingInputs: z.array(PendingInput),
-    window: z.array(Turn),
-    /** Evicted turns whose fold into the summary is still pending (kept raw meanwhile). */
-    unfoldedTurns: z.number().int(),
-    summary: SessionSummary,
-    keyFacts: z.array(KeyFact),
-    counters: SessionCounters,
-    // Not .nullable(): the OpenAPI generator writes a nullable named schema as allOf [$ref, null type], which refuses null
-    // (asteasolutions/zod-to-openapi PR 387); a union with null is the same schema and comes out as anyOf.
-    lastTurn: z.union([TurnResult, z.null()]),
-  })
-  .meta({ id: 'SessionView', description: 'A session as getSession shows it: status, window, summary, key facts, pending confirmations and inputs, counters.' });
+    channel: z.string().max(64).default('api'),
+    metadata: z.record(z.string(), z.string()).default({}),
+    systemPrompt: z.string().max(20_000).optional(),
+    model: z.object({ name: z.string().optional(), temperature: z.number().min(0).max(2).optional() }).prefault({}),
+    toolPolicy: ToolPolicy.prefault({}),
+    limits: SessionLimits.prefault({}),
+    memory: MemoryPolicy.prefault({}),
+    busyPolicy: BusyPolicy.default('interrupt'),
+  });
+
+  const SendMessageInput = z.object({
+    text: z.string().min(1, 'text must not be empty').max(100_000),
+    clientMessageId: z.string().min(1).max(128).optional(),
+    expectedVersion: z.number().int().min(0).optional(),
+    /**
+     * Complete the update when the turn has finished, with its result in
+     * `turn`: one round trip for send-and-wait, and no extra workflow task
+     * for a separate `waitForTurn`.
+     */
+    waitForTurn: z.boolean().optional(),
+    /** Who sends it: must be the session's owner (required by the validator; absent in histories from before `principal-required`). */
+    principal: Principal.optional(),
+  });
+
+  const DecideToolCallInput = z.object({
+    toolCallId: z.string().min(1).max(256),
+    approved: z.boolean(),
+    reason: z.string().max(2_000).optional(),
+    /** Who decides: the owner, or an approver or admin of the owner's tenant. */
+    principal: Principal.optional(),
+  });
+
+  // Signals may arrive with no argument at all (the `temporal` CLI without --input): that is {}.
+  const InterruptInput = z.object({ reason: z.string().max(2_000).optional(), principal: Principal.optional() }).nullish().transform((v) => v ?? {});
+
+  const EndSessionInput = z.object({ reason: z.string().max(2_000).optional(), principal: Principal.optional() }).nullish().transform((v) => v ?? {});
+
+  const WaitForTurnInput = z.object({ turnId: z.string().min(1).max(64), principal: Principal.optional() });
+
+  /** One batch of streamed text from the model activity (see `textDeltasSignal`). */
+  const TextDeltasInput = z.object({
+    turnId: z.string().min(1).max(64),
+    step: z.number().int().min(1).max(1_000),
+    attempt: z.number().int().min(1).max(1_000),
+    /** Grows by one per batch within a model call attempt; a repeated or older batch is dropped. */
+    seq: z.number().int().min(1),
+    deltas: z.array(z.object({ delta: z.string().max(20_000), at: z.string().max(64).optional() })).min(1).max(1_000),
+  });
+
+  /** Progress a running tool reported (MCP `notifications/progress`), sent by the tool activity to its session. */
+  const ToolProgressInput = z.object({
+    turnId: z.string().min(1).max(64),
+    toolCallId: z.string().min(1).max(256),
+    /** Grows by one per signal of a call; a repeated or older one is dropped. */
+    seq: z.number().int().min(1),
+    progress: z.number().finite(),
+    total: z.number().finite().optional(),
+    message: z.string().max(2_000).optional(),
+  });
+
+  const SessionStatus = z.enum(['created', 'active', 'archived', 'expired']);
+
+  /** What the session is doing right now, finer than its lifecycle status. */
+  const Activity = z.enum(['idle', 'thinking', 'running_tools', 'awaiting_confirmation', 'awaiting_input']);
+
+  const TurnOutcome = z.enum(['completed', 'interrupted', 'step_limit', 'failed', 'budget_exceeded']);
+
+  /**
+   * A tool that changed since the session pinned it, old and new side by side
+   * for the person deciding. Texts are cut to a few thousand characters; a
+   * schema too large to show is left out (`parametersChanged` still says).
+   */
+  const ToolChange = z.object({
+    /** The description the session pinned; absent when it did not keep the text (the model then did not see the tool). */
+    previousDescription: z.string().optional(),
+    /** The description the tool has now, which the model has not seen. */
+    description: z.string(),
+    parametersChanged: z.boolean(),
+    previousParameters: z.record(z.string(), z.unknown()).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  });
+
+  const PendingConfirmation = z.object({
+    toolCallId: z.string(),
+    toolName: z.string(),
+    arguments: z.unknown(),
+    risk: RiskLevel,
+    turnId: z.string(),
+    requestedAt: z.string(),
+    expiresAt: z.string(),
+    /** Why confirmation is needed: the tool's risk, the session policy, or a tool that changed. */
+    reason: z.string(),
+    /** Present when the tool changed since the session pinned it: what approving would let the model see. */
+    change: ToolChange.optional(),
+  }).meta({ id: 'PendingConfirmation' });
+
+  /** One turn kept raw in the window: the user's message and everything it caused. */
+  const Turn = z.object({
+    turnId: z.string(),
+    messages: z.array(ChatMessage),
+    outcome: TurnOutcome,
+    startedAt: z.string(),
+    endedAt: z.string(),
+    /** Who sent the message (absent for turns from before `principal-required`). */
+    by: Actor.optional(),
+  });
+
+  const TurnResult = z.object({
+    turnId: z.string(),
+    outcome: TurnOutcome,
+    text: z.string(),
+    /** Model calls that answered. */
+    modelCalls: z.number().int(),
+    /** Every attempt, failed ones and retries included. */
+    modelAttempts: z.number().int().optional(),
+    toolCalls: z.number().int(),
+    error: z.string().optional(),
+    /** Who sent the message (absent for turns from before `principal-required`). */
+    by: Actor.optional(),
+  }).meta({ id: 'TurnResult' });
+
+  const SendMessageResult = z.object({
+    turnId: z.string(),
+    version: z.number().int(),
+    /** The finished turn, when the message asked `waitForTurn`. */
+    turn: TurnResult.optional(),
+  });
+
+  const SessionCounters = z.object({
+    turns: z.number().int(),
+    modelCalls: z.number().int(),
+    toolCalls: z.number().int(),
+    toolFailures: z.number().int(),
+    interrupts: z.number().int(),
+    confirmationsRequested: z.number().int(),
+    continuedAsNew: z.number().int(),
+    summariesFolded: z.number().int(),
+    summaryFailures: z.number().int(),
+    memoriesRecalled: z.number().int().default(0),
+    memoryExtractions: z.number().int().default(0),
+    citationsRegenerated: z.number().int().default(0),
+    citationsFlagged: z.number().int().default(0),
+    /** Model call attempts, retries included, and model calls that failed for good. */
+    modelAttempts: z.number().int().default(0),
+    modelFailures: z.number().int().default(0),
+    /** Signals dropped because their input did not parse or did not fit the session's state. */
+    signalsIgnored: z.number().int().default(0),
+    /** Events the workflow built but could not publish (a bug if ever non-zero). */
+    eventsDropped: z.number().int().default(0),
+    /** Questions MCP servers asked the user during tool calls (elicitation). */
+    inputsRequested: z.number().int().default(0),
+    /** Signals dropped because their principal may not act on this session (not counted in `signalsIgnored`). */
+    signalsUnauthorized: z.number().int().default(0),
+    /** Turns that waited for a fold past the window's budget and became lines in the summary's notes (summarizer failing). */
+    turnsCompacted: z.number().int().default(0),
+  });
+
+  /**
+   * What the `getSession` query returns (and GET /v1/sessions/{id}). The schema
+   * names the shape for the API's OpenAPI document; the workflow builds it and
+   * does not parse it.
+   */
+  const SessionView = z
+    .object({
+      sessionId: z.string(),
+      status: SessionStatus,
+      activity: Activity,
+      version: z.number().int(),
+      namespace: UserNamespace,
+      /** The session's owner, fixed at creation (restored from the archive). */
+      owner: z.object({ tenant: z.string(), user: z.string() }),
+      channel: z.string(),
+      metadata: z.record(z.string(), z.string()),
+      createdAt: z.string(),
+      currentTurnId: z.string().nullable(),
+      currentStep: z.number().int(),
+      queuedMessages: z.number().int(),
+      pendingConfirmations: z.array(PendingConfirmation),
+      /** Questions MCP servers asked during tool calls, waiting for `answerInput`. */
+      pendingInputs: z.array(PendingInput),
+      window: z.array(Turn),
+      /** Evicted turns whose fold into the summary is still pending (kept raw meanwhile). */
+      unfoldedTurns: z.number().int(),
+      summary: SessionSummary,
+      keyFacts: z.array(KeyFact),
+      counters: SessionCounters,
+      // Not .nullable(): the OpenAPI generator writes a nullable named schema as allOf [$ref, null type], which refuses null
+      // (asteasolutions/zod-to-openapi PR 387); a union with null is the same schema and comes out as anyOf.
+      lastTurn: z.union([TurnResult, z.null()]),
+    })
+    .meta({ id: 'SessionView', description: 'A session as getSession shows it: status, window, summary, key facts, pending confirmations and inputs, counters.' });
+  return { UserNamespace, ToolPolicy, SessionLimits, MemoryPolicy, BusyPolicy, SessionOptions, SendMessageInput, DecideToolCallInput, InterruptInput, EndSessionInput, WaitForTurnInput, TextDeltasInput, ToolProgressInput, SessionStatus, Activity, TurnOutcome, ToolChange, PendingConfirmation, Turn, TurnResult, SendMessageResult, SessionCounters, SessionView };
+});
+
+export const { UserNamespace, ToolPolicy, SessionLimits, MemoryPolicy, BusyPolicy, SessionOptions, SendMessageInput, DecideToolCallInput, InterruptInput, EndSessionInput, WaitForTurnInput, TextDeltasInput, ToolProgressInput, SessionStatus, Activity, TurnOutcome, ToolChange, PendingConfirmation, Turn, TurnResult, SendMessageResult, SessionCounters, SessionView } = schemas;
+export type UserNamespace = z.infer<typeof UserNamespace>;
+export type ToolPolicy = z.infer<typeof ToolPolicy>;
+export type SessionLimits = z.infer<typeof SessionLimits>;
+export type MemoryPolicy = z.infer<typeof MemoryPolicy>;
+export type BusyPolicy = z.infer<typeof BusyPolicy>;
+export type SessionOptions = z.infer<typeof SessionOptions>;
+export type SessionOptionsInput = z.input<typeof SessionOptions>;
+export type SendMessageInput = z.infer<typeof SendMessageInput>;
+export type DecideToolCallInput = z.infer<typeof DecideToolCallInput>;
+export type InterruptInput = z.input<typeof InterruptInput>;
+export type EndSessionInput = z.input<typeof EndSessionInput>;
+export type WaitForTurnInput = z.infer<typeof WaitForTurnInput>;
+export type TextDeltasInput = z.infer<typeof TextDeltasInput>;
+export type ToolProgressInput = z.infer<typeof ToolProgressInput>;
+export type SessionStatus = z.infer<typeof SessionStatus>;
+export type Activity = z.infer<typeof Activity>;
+export type TurnOutcome = z.infer<typeof TurnOutcome>;
+export type ToolChange = z.infer<typeof ToolChange>;
+export type PendingConfirmation = z.infer<typeof PendingConfirmation>;
+export type Turn = z.infer<typeof Turn>;
+export type TurnResult = z.infer<typeof TurnResult>;
+export type SendMessageResult = z.infer<typeof SendMessageResult>;
+export type SessionCounters = z.infer<typeof SessionCounters>;
 export type SessionView = z.infer<typeof SessionView>;

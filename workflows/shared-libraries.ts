@@ -8,8 +8,9 @@ import { z } from 'zod';
  * continue-as-new) no longer evaluates zod's modules anew: a third to a
  * half of what a run spent evaluating the workflow modules
  * (docs/performance.md, "zod once per worker"). The session's own schemas
- * are still built per run: they hold refinements and defaults from the
- * run's modules, and zod completes a schema on first use.
+ * are not preloaded: zod completes a schema on first use, which a frozen
+ * schema refuses. They are built once per sandbox all the same, out of the
+ * freeze's reach (workflows/built-once.ts).
  *
  * Once the preload is done the SDK freezes what it loaded (module exports
  * and the globals they set), so zod's state that it fills in on first use
@@ -30,9 +31,10 @@ import { z } from 'zod';
  * schemas' kinds of checks, passing and failing, inside the sandbox.
  *
  * Nothing in zod's shared state is per run or feeds a decision: its caches
- * are keyed by schema objects, which belong to one run; its registry of
- * schema ids (`.meta({ id })`) is overwritten by each run's schemas and read
- * only to write JSON Schema.
+ * are keyed by schema objects, which hold nothing of a run (most of the
+ * session's are shared by every run too, workflows/built-once.ts); its
+ * registry of schema ids (`.meta({ id })`) is written when a schema is built
+ * and read only to write JSON Schema.
  */
 
 function warmUp(): void {

@@ -40,6 +40,18 @@ describe('zod preloaded into the workflow sandbox', () => {
     });
   }, 60_000);
 
+  it('builds the session\'s schemas once: every run after the first uses the objects the first one built', async () => {
+    await withWorker(async (taskQueue) => {
+      const runs: string[] = [];
+      for (let run = 0; run < 3; run++) {
+        const handle = await env.client.workflow.start('schemaSharing', { taskQueue, workflowId: `schemas-${randomUUID()}`, workflowExecutionTimeout: '60 seconds' });
+        runs.push(handle.firstExecutionRunId);
+        const result = await handle.result();
+        expect(result).toEqual({ builtBy: runs[0], sameSchemas: true });
+      }
+    });
+  }, 60_000);
+
   it('refuses a string format tested by an expression in zod\'s module, as the lint rule warns', async () => {
     await withWorker(async (taskQueue) => {
       const result = await env.client.workflow.execute('zodEmailCheck', { taskQueue, workflowId: `zod-email-${randomUUID()}`, args: ['a@b.co'], workflowExecutionTimeout: '60 seconds' });

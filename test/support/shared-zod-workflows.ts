@@ -1,4 +1,11 @@
+import { workflowInfo } from '@temporalio/workflow';
 import { z } from 'zod';
+import { builtOnce } from '../../workflows/built-once';
+import { ChatMessage } from '../../workflows/chat-message';
+import { AgentEvent } from '../../workflows/events';
+import { PendingInput } from '../../workflows/input-request';
+import { SessionOptions } from '../../workflows/session-types';
+import { ToolSpec } from '../../workflows/tool-spec';
 import { runChecks, type CheckAnswer } from './shared-zod-checks';
 
 /*
@@ -9,6 +16,18 @@ import { runChecks, type CheckAnswer } from './shared-zod-checks';
 /** The checks' answers, and whether this run's zod is the preloaded one (the SDK freezes what it preloads). */
 export async function zodChecks(): Promise<{ shared: boolean; answers: CheckAnswer[] }> {
   return { shared: Object.isFrozen(z.ZodType), answers: runChecks() };
+}
+
+/** One schema of each module that builds its schemas once per sandbox (workflows/built-once.ts). */
+const sharedSchemas = (): z.ZodType[] => [SessionOptions, AgentEvent, ChatMessage, PendingInput, ToolSpec];
+
+/**
+ * Which run built what `builtOnce` keeps, and whether this run's schemas are the very objects that run saw.
+ * (A builder that reads the run, as this one does, is what workflows/built-once.ts forbids: here it is the probe.)
+ */
+export async function schemaSharing(): Promise<{ builtBy: string; sameSchemas: boolean }> {
+  const first = builtOnce('test:schema-sharing', () => ({ runId: workflowInfo().runId, schemas: sharedSchemas() }));
+  return { builtBy: first.runId, sameSchemas: sharedSchemas().every((schema, i) => schema === first.schemas[i]) };
 }
 
 /**

@@ -11,9 +11,10 @@ describe('WORKFLOW_STACK_TRACES for scripts that bundle the workflows', () => {
     expect(() => stackTracesFromEnv({ WORKFLOW_STACK_TRACES: 'ture' })).toThrow(/WORKFLOW_STACK_TRACES is "ture": set it to true or false/);
   });
 
-  it('preloads the stack trace limit only when stack traces are off, and the shared libraries always', () => {
+  it('preloads the stack trace limit only when stack traces are off, and the shared libraries and built-once schemas always', () => {
     const shared = expect.stringMatching(/workflows[\\/]shared-libraries\.ts$/);
-    expect(workflowBundlerOptions(false).preloadModules).toEqual([expect.stringMatching(/workflows[\\/]stack-trace-limit\.ts$/), shared]);
-    expect(workflowBundlerOptions(true).preloadModules).toEqual([shared]);
+    const builtOnce = expect.stringMatching(/workflows[\\/]built-once\.ts$/);
+    expect(workflowBundlerOptions(false).preloadModules).toEqual([expect.stringMatching(/workflows[\\/]stack-trace-limit\.ts$/), shared, builtOnce]);
+    expect(workflowBundlerOptions(true).preloadModules).toEqual([shared, builtOnce]);
   });
 });
