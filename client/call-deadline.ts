@@ -1,5 +1,6 @@
 import { Connection, isGrpcServiceError, type Client, type TLSConfig } from '@temporalio/client';
 import { TemporalCallTimeoutError, TemporalUnreachableError } from './errors';
+import { sessionConnectionInterceptors } from './run-closing-retry';
 
 /** How long a call that should answer promptly (query, signal, update accepted) may take. */
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
@@ -52,6 +53,7 @@ export async function connectBounded(
     return await Connection.connect({
       address,
       connectTimeout: timeoutMs,
+      interceptors: sessionConnectionInterceptors(),
       ...(tls !== undefined && tls !== false ? { tls } : {}),
       ...(transport.apiKey ? { apiKey: transport.apiKey } : {}),
     });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { Runtime, DefaultLogger, type WorkerOptions } from '@temporalio/worker';
 import { MongoClient, type Db } from 'mongodb';
-import { AgentClient, type SessionEvent } from '../../client';
+import { AgentClient, sessionConnectionInterceptors, type SessionEvent } from '../../client';
 import { ScriptedModelServer, type ScriptedModelServerOptions } from '../../scripted-model';
 import type { McpLogger } from '../../activities/mcp';
 import type { NativeTool } from '../../activities/tools/native-tool';
@@ -99,7 +99,7 @@ export async function startTestEnv(options: TestEnvOptions = { name: 'test' }): 
   };
   const worker = options.startWorker === false ? (undefined as unknown as AgentWorkerHandle) : await startWorker();
   // The same transport (TLS, mTLS, API key) the worker uses, from the same settings.
-  const connection = await Connection.connect({ address: config.temporal.address, ...temporalTransportOptions(config.temporal) });
+  const connection = await Connection.connect({ address: config.temporal.address, ...temporalTransportOptions(config.temporal), interceptors: sessionConnectionInterceptors() });
   const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config.encryption), ...(options.tracing ? { interceptors: clientTracingInterceptors() } : {}) });
   // Acts as the user of `sessionOptions` (acme/ana); `agent.as(...)` acts for another.
   const agent = new AgentClient({ client, taskQueue, principal: { tenant: 'acme', user: 'ana' } });

@@ -1,0 +1,50 @@
+import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions, type GrpcRetryOptions } from '@temporalio/client';
+
+type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+type GrpcStatusObject = Parameters<GrpcRetryOptions['delayFunction']>[1];
+
+/** gRPC's RESOURCE_EXHAUSTED. */
+const RESOURCE_EXHAUSTED = 8;
+
+/**
+ * The server's answer to an update, signal or query that reaches a run during
+ * the workflow task that closes it (a continue-as-new, the session's end):
+ * RESOURCE_EXHAUSTED with this text. The run after it (the continued one) is
+ * there a few milliseconds later, and the same call sent again lands on it.
+ */
+const RUN_CLOSING = /workflow is closing/i;
+
+/** First retry of a refusal because the run is closing, then doubling up to `CLOSING_RETRY_MAX_MS`. */
+export const CLOSING_RETRY_FIRST_MS = 25;
+export const CLOSING_RETRY_MAX_MS = 1_000;
+
+export function isRunClosing(s: Pick<GrpcStatusObject, 'code' | 'details'>): boolean {
+  return s.code === RESOURCE_EXHAUSTED && RUN_CLOSING.test(s.details ?? '');
+}
+
+/**
+ * The SDK's retry of failed calls, with one change. The SDK backs off
+ * RESOURCE_EXHAUSTED from 1 s times 1.7, as it would a server under load, so
+ * a message that reached a session while it was continuing as new waited
+ * about 1.7 s before it went again (docs/performance.md, "What the freezes
+ * were"). That refusal is no load: the next run is ready within one workflow
+ * task, so it is retried after 25 ms, doubling to 1 s. Every other status,
+ * and which statuses are retried and how often, stay the SDK's.
+ */
+export function sessionRetryOptions(base: GrpcRetryOptions = defaultGrpcRetryOptions()): GrpcRetryOptions {
+  return {
+    retryableDecider: (attempt, s) => base.retryableDecider(attempt, s),
+    delayFunction: (attempt, s) => (isRunClosing(s) ? Math.min(CLOSING_RETRY_MAX_MS, CLOSING_RETRY_FIRST_MS * 2 ** (attempt - 1)) : base.delayFunction(attempt, s)),
+  };
+}
+
+/**
+ * The gRPC interceptors for a `Connection` that talks to sessions: the SDK's
+ * retry with `sessionRetryOptions`. `AgentClient.connect` uses them; pass
+ * them as `Connection.connect({ interceptors: sessionConnectionInterceptors() })`
+ * when you build the connection yourself (they replace the SDK's default
+ * retry interceptor, so add your own after them).
+ */
+export function sessionConnectionInterceptors(): Interceptor[] {
+  return [makeGrpcRetryInterceptor(sessionRetryOptions())];
+}
