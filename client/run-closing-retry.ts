@@ -7,10 +7,11 @@ type GrpcStatusObject = Parameters<GrpcRetryOptions['delayFunction']>[1];
 const RESOURCE_EXHAUSTED = 8;
 
 /**
- * The server's answer to an update, signal or query that reaches a run during
- * the workflow task that closes it (a continue-as-new, the session's end):
- * RESOURCE_EXHAUSTED with this text. The run after it (the continued one) is
- * there a few milliseconds later, and the same call sent again lands on it.
+ * The server's answer to an update that reaches a run during the workflow
+ * task that continues it as new: RESOURCE_EXHAUSTED with this text (a run
+ * that ends without a next one answers "workflow execution already
+ * completed" instead). The next run is there a few milliseconds later, and
+ * the same call sent again lands on it.
  */
 const RUN_CLOSING = /workflow is closing/i;
 
