@@ -6,6 +6,7 @@ import {
   WorkflowUpdateFailedError,
   WorkflowUpdateStage,
   isGrpcServiceError,
+  type WorkflowClient,
   type WorkflowUpdateHandle,
   type ClientInterceptors,
   type TLSConfig,
@@ -66,6 +67,7 @@ import {
 } from './errors';
 import { CallDeadline, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, connectBounded } from './call-deadline';
 import { sessionStreamClient } from './event-stream-subscription';
+import { AcceptedUpdateUnanswered, acceptingRunClient } from './accepting-run';
 
 export interface AgentClientOptions {
   client: Client;
@@ -199,6 +201,8 @@ export class AgentClient {
   private readonly options: AgentClientOptions;
   /** Who this client acts for; see `AgentClientOptions.principal`. */
   readonly principal: Principal | undefined;
+  /** Messages to running sessions in one call, their results read from the run that accepted them (client/accepting-run.ts). */
+  private readonly messages: WorkflowClient | undefined;
 
   constructor(options: AgentClientOptions) {
     this.options = options;
@@ -207,6 +211,7 @@ export class AgentClient {
     this.taskQueue = options.taskQueue;
     this.searchAttributes = options.searchAttributes ?? true;
     this.deadline = new CallDeadline(options.client, options.taskQueue, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    this.messages = acceptingRunClient(options.client);
   }
 
   /** Connects within `connectTimeoutMs` (default 5 s), else throws a TemporalUnreachableError naming the address. */
@@ -283,13 +288,25 @@ export class AgentClient {
       const what = `sendMessage to session ${session.sessionId}`;
       let accepted: WorkflowUpdateHandle<SendMessageResult> | undefined;
       try {
-        // Until accepted, then the result: its wait names the run that accepted it. (executeUpdate
+        const messages = this.messages;
+        if (messages) {
+          // One call, held until the turn's result (a plain message: until accepted); past the server's
+          // long poll, the result is read from the run that accepted it (client/accepting-run.ts).
+          const result = await this.deadline[wait](what, () =>
+            messages.getHandle(workflowId).executeUpdate(sendMessageUpdate, { args: [msg], ...updateId }),
+          );
+          markRunning(known, workflowId);
+          return result;
+        }
+        // Until accepted, then the result: its wait names the run that accepted it. (A bare executeUpdate
         // would wait on whichever run is current, and a session that continued as new, or ended and
         // started again meanwhile, answers "not found" for a message it did run.)
         accepted = await this.deadline[wait](what, () =>
           this.handle(session.sessionId).startUpdate(sendMessageUpdate, { args: [msg], waitForStage: WorkflowUpdateStage.ACCEPTED, ...updateId }),
         );
       } catch (err) {
+        // Accepted, then its result could not be read: delivered, so never sent again.
+        if (err instanceof AcceptedUpdateUnanswered) translate(err.cause, session.sessionId);
         // Refused before delivery because no run is open: start one below, as for a session never seen.
         if (!noRunningWorkflow(err)) translate(err, session.sessionId);
         known.delete(workflowId);

@@ -73,6 +73,31 @@ describe('sending to a session', () => {
     env.model.assertDone(sessionId);
   });
 
+  it('sends a message to a running session in one call, with no poll for its result', async () => {
+    const { agent, calls } = countingClient();
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'one' } }, { respond: { kind: 'text', text: 'two' } }, { respond: { kind: 'text', text: 'three' } }], { lane: sessionId });
+    await agent.ask(sessionOptions(sessionId), { text: 'first' });
+    const service = agent.client.connection.workflowService;
+    const polls = jest.spyOn(service, 'pollWorkflowExecutionUpdate');
+    const updates = jest.spyOn(service, 'updateWorkflowExecution');
+    try {
+      const second = await agent.ask(sessionOptions(sessionId), { text: 'second' });
+      expect(second.turn).toMatchObject({ outcome: 'completed', text: 'two' });
+      const third = await agent.send(sessionOptions(sessionId), { text: 'third' });
+      expect(third).toMatchObject({ turnId: 'turn-3', version: 3 });
+      // Each message: one UpdateWorkflowExecution, held by the server until the update completed.
+      expect(updates).toHaveBeenCalledTimes(2);
+      expect(polls).not.toHaveBeenCalled();
+    } finally {
+      polls.mockRestore();
+      updates.mockRestore();
+    }
+    expect(calls).toEqual({ update: 2, withStart: 1 });
+    await agent.waitForTurn(sessionId, 'turn-3');
+    env.model.assertDone(sessionId);
+  });
+
   it('starts the session again when it ended or was terminated since, and delivers the message once', async () => {
     const { agent, calls } = countingClient();
     const sessionId = uniqueId('s');
@@ -116,7 +141,8 @@ describe('sending to a session', () => {
     const second = await agent.ask(options, { text: 'take many steps' });
     expect(second.turn).toMatchObject({ outcome: 'completed', modelCalls: 10, toolCalls: 9 });
     expect(second.turn.text).toContain('nine steps later');
-    // One plain update for the second message, never sent again with the start.
+    // One plain update for the second message, its result read from the run that accepted it (the server's
+    // first answer had none), never sent again with the start.
     expect(calls).toEqual({ update: 1, withStart: 1 });
     expect(env.model.requestsFor(sessionId)).toHaveLength(11);
     const view = await env.agent.getSession(sessionId);
