@@ -13,7 +13,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes, type DataConverter } from '@temporalio/common';
 import { z } from 'zod';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { agentSession } from '../workflows/agent-session';
 import type { deleteUserMemory, listUserMemories, readUserMemoryAudit } from '../workflows/maintenance';
 import type { readSessionArchive } from '../workflows/archived-events';
@@ -67,7 +67,7 @@ import {
 } from './errors';
 import { CallDeadline, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, connectBounded } from './call-deadline';
 import { sessionStreamClient } from './event-stream-subscription';
-import { AcceptedUpdateUnanswered, acceptingRunClient } from './accepting-run';
+import { AcceptedWithoutResult, acceptingRunClient } from './accepting-run';
 
 export interface AgentClientOptions {
   client: Client;
@@ -139,14 +139,22 @@ function markRunning(known: Map<string, true>, workflowId: string): void {
 
 /**
  * The update was refused before any run accepted it, because none is open
- * (never started, or closed since): the message was not delivered. Asked only
- * of the call that waits for acceptance; once accepted, a message is never
- * sent again (a run that closes before finishing it fails the update).
+ * (never started, or closed since): the message was not delivered. Asked of
+ * the first call of a message only. Once a run has accepted it, the server
+ * answers with the update's outcome (a run that closes before finishing it
+ * fails the update), never "not found", and a first call that returns before
+ * the result throws `AcceptedWithoutResult` instead; so an accepted message
+ * is never sent again.
  */
 function noRunningWorkflow(err: unknown): boolean {
   if (err instanceof WorkflowNotFoundError) return true;
   if (isGrpcServiceError(err) && err.code === 5) return true;
   return err instanceof Error && !(err instanceof WorkflowUpdateFailedError) && /workflow execution already completed/i.test(err.message);
+}
+
+/** A message id for a caller that gave none: 96 random bits, short, as the session keeps the last ids it saw. */
+function newMessageId(): string {
+  return randomBytes(12).toString('base64url');
 }
 
 /** The turn (and the version it was accepted at) in a `TurnCarriedOver` failure, else undefined. */
@@ -280,7 +288,10 @@ export class AgentClient {
     const session = parseOr(SessionOptions, options, 'session options');
     // Without a configured principal the client acts as the session's own user.
     const principal = this.principal ?? { tenant: session.namespace.tenant, user: session.namespace.user };
-    const msg = parseOr(SendMessageInput, { principal, ...message }, 'message');
+    // Every message carries an id: a call the connection sends again after its transport failed (the one call
+    // is held for the whole turn) may reach a run that continued as new since, which knows the message only by
+    // that id (the session remembers ids across runs) and then answers it without running it again.
+    const msg = parseOr(SendMessageInput, { principal, ...message, clientMessageId: message.clientMessageId ?? newMessageId() }, 'message');
     const workflowId = workflowIdFor(session.sessionId);
     const updateId = msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {};
     const known = knownRunning(this.client);
@@ -290,8 +301,7 @@ export class AgentClient {
       try {
         const messages = this.messages;
         if (messages) {
-          // One call, held until the turn's result (a plain message: until accepted); past the server's
-          // long poll, the result is read from the run that accepted it (client/accepting-run.ts).
+          // One call, held until the update completes (`ask`: the turn's end; `send`: its acceptance).
           const result = await this.deadline[wait](what, () =>
             messages.getHandle(workflowId).executeUpdate(sendMessageUpdate, { args: [msg], ...updateId }),
           );
@@ -305,11 +315,14 @@ export class AgentClient {
           this.handle(session.sessionId).startUpdate(sendMessageUpdate, { args: [msg], waitForStage: WorkflowUpdateStage.ACCEPTED, ...updateId }),
         );
       } catch (err) {
-        // Accepted, then its result could not be read: delivered, so never sent again.
-        if (err instanceof AcceptedUpdateUnanswered) translate(err.cause, session.sessionId);
-        // Refused before delivery because no run is open: start one below, as for a session never seen.
-        if (!noRunningWorkflow(err)) translate(err, session.sessionId);
-        known.delete(workflowId);
+        if (err instanceof AcceptedWithoutResult) {
+          // Accepted, and the server answered before the result (past its long poll): read it from that run.
+          accepted = this.handle(session.sessionId).getUpdateHandle<SendMessageResult>(err.updateId, { workflowRunId: err.runId });
+        } else {
+          // Refused before delivery because no run is open: start one below, as for a session never seen.
+          if (!noRunningWorkflow(err)) translate(err, session.sessionId);
+          known.delete(workflowId);
+        }
       }
       if (accepted) {
         const update = accepted;
@@ -352,16 +365,24 @@ export class AgentClient {
 
   /** Sends a message to a running session; never starts one. */
   async sendTo(sessionId: string, message: z.input<typeof SendMessageInput>): Promise<SendMessageResult> {
-    const msg = parseOr(SendMessageInput, { principal: message.principal ?? this.requirePrincipal('sendTo'), ...message }, 'message');
+    const msg = parseOr(
+      SendMessageInput,
+      { principal: message.principal ?? this.requirePrincipal('sendTo'), ...message, clientMessageId: message.clientMessageId ?? newMessageId() },
+      'message',
+    );
+    const what = `sendMessage to session ${sessionId}`;
+    const options = { args: [msg] as [typeof msg], updateId: `msg-${msg.clientMessageId}` };
     try {
-      return await this.deadline.prompt(`sendMessage to session ${sessionId}`, () =>
-        this.handle(sessionId).executeUpdate(sendMessageUpdate, {
-          args: [msg],
-          ...(msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {}),
-        }),
-      );
+      // One call; past the server's long poll, the result comes from the run that accepted it (client/accepting-run.ts).
+      return await this.deadline.prompt(what, () => (this.messages ?? this.client.workflow).getHandle(workflowIdFor(sessionId)).executeUpdate(sendMessageUpdate, options));
     } catch (err) {
-      translate(err, sessionId);
+      if (!(err instanceof AcceptedWithoutResult)) translate(err, sessionId);
+      const accepted = this.handle(sessionId).getUpdateHandle<SendMessageResult>(err.updateId, { workflowRunId: err.runId });
+      try {
+        return await this.deadline.prompt(what, () => accepted.result());
+      } catch (later) {
+        translate(later, sessionId);
+      }
     }
   }
 

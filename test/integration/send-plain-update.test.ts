@@ -23,12 +23,12 @@ afterAll(async () => {
  * answers when a turn outlasts its long poll (20 s): whatever waits for the
  * result next meets a newer run.
  */
-function countingClient(holdUntilNewRun = false): { agent: AgentClient; calls: { update: number; withStart: number } } {
+function countingClient(afterNewRun?: 'hold' | 'deliver again'): { agent: AgentClient; calls: { update: number; withStart: number } } {
   const calls = { update: 0, withStart: 0 };
   const counter: WorkflowClientInterceptor = {
     async startUpdate(input, next) {
       calls.update++;
-      if (!holdUntilNewRun) return next(input);
+      if (!afterNewRun) return next(input);
       const output = await next(input);
       const handle = env.client.workflow.getHandle(input.workflowExecution.workflowId);
       const until = Date.now() + 30_000;
@@ -36,7 +36,9 @@ function countingClient(holdUntilNewRun = false): { agent: AgentClient; calls: {
         if (Date.now() > until) throw new Error('the session did not continue as new within 30 s');
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      return { ...output, outcome: undefined };
+      // 'deliver again': the same request once more, as the connection's retry sends it when the transport
+      // failed while the server held the call; it now reaches the run the session continued into.
+      return afterNewRun === 'hold' ? { ...output, outcome: undefined } : next(input);
     },
     async startUpdateWithStart(input, next) {
       calls.withStart++;
@@ -50,6 +52,20 @@ function countingClient(holdUntilNewRun = false): { agent: AgentClient; calls: {
     interceptors: { workflow: [counter] },
   });
   return { agent: new AgentClient({ client, taskQueue: env.taskQueue, principal: { tenant: 'acme', user: 'ana' } }), calls };
+}
+
+/** A session whose second turn is long in history (ten model calls), so it continues as new right after it. */
+function sessionWithLongSecondTurn() {
+  const sessionId = uniqueId('s');
+  env.model.script(
+    [
+      { respond: { kind: 'text', text: 'hello' } },
+      { times: 9, respond: { kind: 'tool_calls', calls: [{ name: 'local_sleepy', arguments: { ms: 1, label: 'step' } }] } },
+      { respond: { kind: 'text', text: 'nine steps later' } },
+    ],
+    { lane: sessionId },
+  );
+  return { sessionId, options: sessionOptions(sessionId, { limits: { maxHistoryEvents: 200, maxSteps: 12 } }) };
 }
 
 describe('sending to a session', () => {
@@ -125,18 +141,8 @@ describe('sending to a session', () => {
   });
 
   it('gets the result of a message from the run that accepted it, after the session continued as new, and runs it once', async () => {
-    const { agent, calls } = countingClient(true);
-    const sessionId = uniqueId('s');
-    const options = sessionOptions(sessionId, { limits: { maxHistoryEvents: 200, maxSteps: 12 } });
-    env.model.script(
-      [
-        { respond: { kind: 'text', text: 'hello' } },
-        // A turn long in history: the session continues as new right after it.
-        { times: 9, respond: { kind: 'tool_calls', calls: [{ name: 'local_sleepy', arguments: { ms: 1, label: 'step' } }] } },
-        { respond: { kind: 'text', text: 'nine steps later' } },
-      ],
-      { lane: sessionId },
-    );
+    const { agent, calls } = countingClient('hold');
+    const { sessionId, options } = sessionWithLongSecondTurn();
     await agent.ask(options, { text: 'hi' });
     const second = await agent.ask(options, { text: 'take many steps' });
     expect(second.turn).toMatchObject({ outcome: 'completed', modelCalls: 10, toolCalls: 9 });
@@ -144,6 +150,21 @@ describe('sending to a session', () => {
     // One plain update for the second message, its result read from the run that accepted it (the server's
     // first answer had none), never sent again with the start.
     expect(calls).toEqual({ update: 1, withStart: 1 });
+    expect(env.model.requestsFor(sessionId)).toHaveLength(11);
+    const view = await env.agent.getSession(sessionId);
+    expect(view.counters.turns).toBe(2);
+    expect(view.counters.continuedAsNew).toBeGreaterThanOrEqual(1);
+    env.model.assertDone(sessionId);
+  });
+
+  it('runs a message once when its call reaches the run the session continued into a second time', async () => {
+    const { agent } = countingClient('deliver again');
+    const { sessionId, options } = sessionWithLongSecondTurn();
+    await agent.ask(options, { text: 'hi' });
+    // No clientMessageId from the caller: the client gives the message one, which the new run recognises.
+    const second = await agent.ask(options, { text: 'take many steps' });
+    expect(second).toMatchObject({ turnId: 'turn-2' });
+    expect(second.turn).toMatchObject({ outcome: 'completed', modelCalls: 10, toolCalls: 9 });
     expect(env.model.requestsFor(sessionId)).toHaveLength(11);
     const view = await env.agent.getSession(sessionId);
     expect(view.counters.turns).toBe(2);
