@@ -26,6 +26,8 @@ export const FailureType = {
   /** The session continued as a new run before the awaited turn ran; wait for it again (details: `{ turnId, version? }`, the version the message was accepted at). */
   TurnCarriedOver: 'TurnCarriedOver',
   ConfigInvalid: 'ConfigInvalid',
+  /** A read a turn starts with (the day's budget, the tool catalog) failed after its retries: the turn ended before any model call, and the session goes on. */
+  TurnReadFailed: 'TurnReadFailed',
   /** The caller's principal may not take this action on this session (not its owner, nor an approver of its tenant). */
   NotAuthorized: 'NotAuthorized',
 } as const;

@@ -1,4 +1,4 @@
-import { ActivityFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, TemporalFailure, TimeoutFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { BudgetAllowance } from '../activities/usage/budgets';
 import type { UsageActivities } from '../activities/usage/usage-activities';
 import type { SessionActivities } from '../activities/activity-types';
@@ -34,6 +34,35 @@ export const BUDGET_CHECK = inBaseline('budget-check');
  * not for their sum (docs/performance.md).
  */
 export const TURN_START_TOGETHER = inBaseline('turn-start-together');
+
+/**
+ * Patch id: a read the turn starts with (the day's budget, the tool catalog)
+ * that still fails after its retries ends the turn as `failed`, with an
+ * `error` event, and the session goes on. Before, the failure left the
+ * workflow and failed the run, losing what it held since its last archive.
+ * Asked only once a read has failed, so a run records the marker only then.
+ */
+export const TURN_READ_FAILURE_ENDS_TURN = 'turn-read-failure-ends-turn';
+
+/** A read the turn starts with failed; the turn ends as failed with this type and message. */
+export class TurnReadFailed extends Error {
+  readonly errorType = FailureType.TurnReadFailed;
+}
+
+/**
+ * Awaits a turn-start read (`what` names it in the error). In runs with the
+ * patch, its failure becomes a TurnReadFailed; a cancellation, and every
+ * failure in runs without the patch, passes through as it was.
+ */
+function turnRead<T>(what: string, read: Promise<T>): Promise<T> {
+  return read.catch((err: unknown) => {
+    if (isCancellation(err) || !(err instanceof TemporalFailure) || !isPatched(TURN_READ_FAILURE_ENDS_TURN)) throw err;
+    // A local activity's failure may arrive wrapped in an ActivityFailure or as the bare cause.
+    const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
+    const why = cause instanceof TimeoutFailure ? 'it did not answer in time' : cause.message.slice(0, 300);
+    throw new TurnReadFailed(`Could not read ${what} at the start of the turn (${why}). No model call was made and the session goes on: send the message again.`);
+  });
+}
 
 /** The day's allowance as a turn spends it: tokens and, with a price, cost. */
 function turnBudget(allowance: BudgetAllowance): TurnBudget {
@@ -122,14 +151,14 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
     const result = await turn.scope.run(async () => {
       const together = isPatched(TURN_START_TOGETHER);
       const budgetRead = isPatched(BUDGET_CHECK)
-        ? checkBudget({ tenant: options.namespace.tenant, user: options.namespace.user, model: options.model.name ?? '' })
+        ? turnRead("the day's budget", checkBudget({ tenant: options.namespace.tenant, user: options.namespace.user, model: options.model.name ?? '' }))
         : null;
       let allowance: BudgetAllowance | null;
       let recalled: Awaited<ReturnType<SessionMemory['recall']>>;
       let catalog: ReturnType<typeof readCatalog> | undefined;
       if (together) {
         // All three scheduled in this activation. Promise.all handles every rejection, the ones after the first included.
-        catalog = readCatalog({ sessionId: run.sessionId, options, catalogs });
+        catalog = turnRead('the tool catalog', readCatalog({ sessionId: run.sessionId, options, catalogs }));
         [allowance, recalled] = await Promise.all([budgetRead, memory.recall(turn.turnId, message.text), catalog]);
       } else {
         allowance = await budgetRead;
@@ -215,7 +244,7 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
       messages.splice(0, messages.length, ...kept);
       text = partial;
       messages.push({ role: 'assistant', content: `${partial}${partial ? ' ' : ''}[interrupted: ${turn.interruptReason ?? 'interrupted'}]` });
-    } else if (err instanceof ModelCallFailed) {
+    } else if (err instanceof ModelCallFailed || err instanceof TurnReadFailed) {
       outcome = 'failed';
       error = `${err.errorType}: ${err.message}`;
       events.emit({ type: 'error', turnId: turn.turnId, errorType: err.errorType, message: err.message });

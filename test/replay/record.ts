@@ -99,6 +99,7 @@ export async function recordScenario(scenario: Scenario, outDir = HISTORIES_DIR)
       configEnv,
       modelFallback: scenario.env?.modelFallback,
       ...(scenario.env?.budgets ? { budgets: scenario.env.budgets } : {}),
+      ...(scenario.env?.activityInterceptors ? { workerOptions: { interceptors: { activity: scenario.env.activityInterceptors } } } : {}),
     });
     const sessionId = uniqueId(`replay-${scenario.name}`).slice(0, 120);
     let runId: string | undefined;

@@ -1,3 +1,4 @@
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { ScriptedModelServerOptions } from '../../scripted-model';
 import type { Budgets } from '../../activities/usage/budgets';
 import type { NativeTool } from '../../activities/tools/native-tool';
@@ -17,6 +18,8 @@ export interface ScenarioEnvOptions {
   modelFallback?: ScriptedModelServerOptions['fallback'];
   /** Daily budgets for the worker (BUDGETS). */
   budgets?: Budgets;
+  /** Activity interceptors for the worker: fault injectors that fail or hold an activity. */
+  activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
 export interface ScenarioContext {
