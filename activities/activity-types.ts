@@ -5,6 +5,7 @@ import type { ToolCatalog } from '../workflows/tool-spec';
 import type { SessionSummary } from '../workflows/session-summary';
 import type { SummarizeInput } from './summarize-activity';
 import type { ArchivedEventsPage, ArchivedSession, ReadArchivedEventsInput, SaveArchiveInput } from './session-archive';
+import type { ReadTurnStartInput, TurnStartReads } from './turn-start-activity';
 
 /** A tool as offered to the model (the OpenAI `function` shape). */
 export interface ModelToolDefinition {
@@ -80,6 +81,8 @@ export interface ExecuteToolResult {
 export interface SessionActivities {
   callModel(input: CallModelInput): Promise<CallModelResult>;
   getToolCatalog(input: GetToolCatalogInput): Promise<ToolCatalog>;
+  /** The tool catalog and the day's budget together: what a turn starts with (runs with the patch `turn-reads-in-one`). */
+  readTurnStart(input: ReadTurnStartInput): Promise<TurnStartReads>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult>;
   summarizeTurns(input: SummarizeInput): Promise<SessionSummary>;
   loadArchive(input: { sessionId: string }): Promise<ArchivedSession | null>;

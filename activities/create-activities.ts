@@ -19,6 +19,7 @@ import { SessionArchiveRepository } from './session-archive';
 import { createSearchAttributeActivities } from './search-attribute-activities';
 import { createSummarizeActivity } from './summarize-activity';
 import { createToolActivities, type ToolSource } from './tool-activities';
+import { createTurnStartActivity } from './turn-start-activity';
 import { createPromptActivities, type McpPromptServers } from './mcp/mcp-prompts';
 import { calculateTool, currentTimeTool } from './tools/builtin-tools';
 import { findMemoriesTool, forgetMemoryTool } from './tools/forget-memory-tool';
@@ -79,18 +80,21 @@ export function createActivities(deps: ActivityDeps): SessionActivities & Memory
     deps.toolSource ??
     staticToolSource([...builtinTools(deps.db), ...memoryTools(deps.db, memory), ...(deps.extraTools ?? [])], deps.limits.toolTimeoutMs);
   const { usage, promptParts } = deps.stores ?? { usage: new UsageStore(deps.db, deps.pricing), promptParts: new PromptPartResolver() };
+  const usageActivities = createUsageActivities(usage, deps.budgets, deps.pricing, deps.model.name);
+  const toolActivities = createToolActivities({
+    tools,
+    results: new ToolResultStore(deps.db),
+    maxResultChars: deps.limits.maxToolResultChars,
+  });
   return new SecretRedactor(deps.secrets ?? []).activities({
     ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name, usage, promptParts }),
-    ...createUsageActivities(usage, deps.budgets, deps.pricing, deps.model.name),
+    ...usageActivities,
     ...createSummarizeActivity({ openai: deps.openai, usage, model: deps.model.name }),
     ...createArchiveActivities(new SessionArchiveRepository(deps.db), new LegacyPromptParts(deps.db)),
     ...createSearchAttributeActivities(),
     ...createMemoryActivities({ db: deps.db, openai: deps.openai, usage, modelName: deps.model.name, ...memory }),
     ...createPromptActivities(() => deps.mcpPrompts),
-    ...createToolActivities({
-      tools,
-      results: new ToolResultStore(deps.db),
-      maxResultChars: deps.limits.maxToolResultChars,
-    }),
+    ...toolActivities,
+    ...createTurnStartActivity({ getToolCatalog: toolActivities.getToolCatalog, checkBudget: usageActivities.checkBudget }),
   });
 }

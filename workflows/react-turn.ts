@@ -1,6 +1,6 @@
 import { ActivityCancellationType, ActivityFailure, ApplicationFailure, TemporalFailure, TimeoutFailure, condition, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ActivityOptions, RetryPolicy } from '@temporalio/common';
-import type { SessionActivities, CallModelInput, CallModelResult } from '../activities/activity-types';
+import type { SessionActivities, CallModelInput, CallModelResult, GetToolCatalogInput } from '../activities/activity-types';
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from './chat-message';
 import type { EventEmitter } from './event-emitter';
 import { FailureType, nonRetryableFailureTypes } from './failure-types';
@@ -239,21 +239,32 @@ export type TurnCatalogs = { held(allow: string): ToolCatalog | undefined; hold(
 /**
  * The tools this turn may offer. The run keeps the catalog it last read; the
  * worker answers `unchanged` when its digest is the same, so a turn costs
- * history a few bytes rather than every tool schema again.
+ * history a few bytes rather than every tool schema again. `input` is what
+ * to ask the worker; `settle` takes its reply and returns the catalog.
  */
-export async function readCatalog(ctx: Pick<TurnContext, 'sessionId' | 'options' | 'catalogs'>): Promise<ToolCatalog> {
+export function catalogRead(ctx: Pick<TurnContext, 'sessionId' | 'options' | 'catalogs'>): { input: GetToolCatalogInput; settle(reply: ToolCatalog): ToolCatalog } {
   const { sessionId, options } = ctx;
   const allow = JSON.stringify(options.toolPolicy.allow ?? null);
   const held = ctx.catalogs.held(allow);
-  const reply = await getToolCatalog({
-    sessionId,
-    namespace: options.namespace,
-    allow: options.toolPolicy.allow,
-    ...(held?.digest ? { knownDigest: held.digest } : {}),
-  });
-  const catalog = reply.unchanged && held ? held : reply;
-  ctx.catalogs.hold(allow, catalog);
-  return catalog;
+  return {
+    input: {
+      sessionId,
+      namespace: options.namespace,
+      allow: options.toolPolicy.allow,
+      ...(held?.digest ? { knownDigest: held.digest } : {}),
+    },
+    settle(reply) {
+      const catalog = reply.unchanged && held ? held : reply;
+      ctx.catalogs.hold(allow, catalog);
+      return catalog;
+    },
+  };
+}
+
+/** The catalog read on its own, a local activity (runs without the patch `turn-reads-in-one`). */
+export async function readCatalog(ctx: Pick<TurnContext, 'sessionId' | 'options' | 'catalogs'>): Promise<ToolCatalog> {
+  const read = catalogRead(ctx);
+  return read.settle(await getToolCatalog(read.input));
 }
 
 /**

@@ -46,7 +46,7 @@ async function modelCalls(sessionId: string): Promise<{ calls: ScheduledCall[]; 
   return { calls, failures };
 }
 
-/** The results of the session's `getToolCatalog` local activities, in order. */
+/** The catalogs the session's turn-start reads (`readTurnStart` local activities) returned, in order. */
 async function catalogReads(sessionId: string): Promise<Array<{ unchanged?: boolean; tools: unknown[]; digest?: string }>> {
   const history = await env.client.workflow.getHandle(workflowIdFor(sessionId)).fetchHistory();
   const converter = env.client.options.loadedDataConverter;
@@ -55,8 +55,9 @@ async function catalogReads(sessionId: string): Promise<Array<{ unchanged?: bool
     const marker = event.markerRecordedEventAttributes;
     if (marker?.markerName !== 'core_local_activity') continue;
     const data = await decodeFromPayloadsAtIndex<{ activity_type: string }>(converter, 0, marker.details?.data?.payloads as Payload[]);
-    if (data.activity_type !== 'getToolCatalog') continue;
-    reads.push(await decodeFromPayloadsAtIndex<{ unchanged?: boolean; tools: unknown[]; digest?: string }>(converter, 0, marker.details?.result?.payloads as Payload[]));
+    if (data.activity_type !== 'readTurnStart') continue;
+    const result = await decodeFromPayloadsAtIndex<{ catalog: { unchanged?: boolean; tools: unknown[]; digest?: string } }>(converter, 0, marker.details?.result?.payloads as Payload[]);
+    reads.push(result.catalog);
   }
   return reads;
 }

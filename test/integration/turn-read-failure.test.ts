@@ -5,26 +5,27 @@ import { collectEvents, sessionOptions, startTestEnv, turnCompleted, uniqueId, t
 import { workflowIdFor } from '../../workflows/messages';
 
 /*
- * A turn starts by reading the day's budget and the tool catalog, each a
- * local activity with a few retries. A read that still fails (MongoDB down
- * for the budget's query) must end that turn as failed, with an error that
- * says what could not be read and what to do, and leave the session
- * running with everything it held. Before the patch
+ * A turn starts by reading the day's budget and the tool catalog, in one
+ * local activity with a few retries (`readTurnStart`). A read that still
+ * fails (MongoDB down for the budget's query) must end that turn as failed,
+ * with an error that says what could not be read and what to do, and leave
+ * the session running with everything it held. Before the patch
  * `turn-read-failure-ends-turn`, the failure left the workflow and failed
- * the run.
+ * the run. (Which of the two reads failed is named by the activity:
+ * test/unit/turn-start-activity.test.ts.)
  *
- * A fault injector on the worker fails every attempt of the chosen read for
- * the sessions listed in `failing`.
+ * A fault injector on the worker fails every attempt of the read for the
+ * sessions listed in `failing`, as a MongoDB that cannot be reached would.
  */
 
-const failing = new Map<string, 'checkBudget' | 'getToolCatalog'>();
+const failing = new Set<string>();
 
 class FailingRead implements ActivityInboundCallsInterceptor {
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const { activityType, workflowExecution } = Context.current().info;
     const sessionId = workflowExecution?.workflowId.replace(/^session-/, '') ?? '';
-    if (failing.get(sessionId) === activityType) {
-      throw ApplicationFailure.retryable('database down', 'MongoServerSelectionError');
+    if (failing.has(sessionId) && activityType === 'readTurnStart') {
+      throw ApplicationFailure.retryable("the day's budget: database down", 'MongoServerSelectionError');
     }
     return next(input);
   }
@@ -41,12 +42,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-const READS = [
-  ['checkBudget', "the day's budget"],
-  ['getToolCatalog', 'the tool catalog'],
-] as const;
-
-it.each(READS)('a %s that fails after its retries ends the turn as failed, names the read, and the session goes on to the next message', async (read, named) => {
+it('a turn-start read that fails after its retries ends the turn as failed, names the read, and the session goes on to the next message', async () => {
   const sessionId = uniqueId('s');
   env.model.script(
     [
@@ -59,12 +55,11 @@ it.each(READS)('a %s that fails after its retries ends the turn as failed, names
   const first = await env.agent.ask(options, { text: 'one' });
   expect(first.turn.outcome).toBe('completed');
 
-  failing.set(sessionId, read);
+  failing.add(sessionId);
   const second = await env.agent.ask(options, { text: 'two' });
   expect(second.turn).toMatchObject({ turnId: 'turn-2', outcome: 'failed', modelCalls: 0, toolCalls: 0 });
   expect(second.turn.error).toContain('TurnReadFailed');
-  expect(second.turn.error).toContain(`Could not read ${named}`);
-  expect(second.turn.error).toContain('database down');
+  expect(second.turn.error).toContain("The turn could not start: reading the day's budget and the tool catalog failed (the day's budget: database down)");
   expect(second.turn.error).toContain('send the message again');
   // The model was not called for the failed turn.
   expect(env.model.requestsFor(sessionId)).toHaveLength(1);

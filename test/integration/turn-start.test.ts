@@ -5,17 +5,18 @@ import { MemoryRepository } from '../../activities/memory/memory-repository';
 import { DAY, fact, userSource } from '../support/memory-fixtures';
 
 /*
- * A turn starts with three reads, each a local activity: the day's budget,
- * the memories recalled for the message and the tool catalog. They are
- * scheduled together (patch `turn-start-together`), so the turn waits for
- * the slowest, not for the sum. A fault injector on the worker holds the
- * budget read for a while and notes when each read ran. (An interrupt
+ * A turn starts with three reads: the day's budget and the tool catalog, in
+ * one local activity (`readTurnStart`, patch `turn-reads-in-one`), and the
+ * memories recalled for the message, in another. Both are scheduled
+ * together (patch `turn-start-together`), so the turn waits for the slower,
+ * not for the sum. A fault injector on the worker holds the budget and
+ * catalog read for a while and notes when each read ran. (An interrupt
  * cannot reach a turn while these reads run: local activities hold the
  * workflow task, and signals are handled between tasks.)
  */
 
 const HOLD_MS = 600;
-const READS = ['checkBudget', 'recallMemories', 'getToolCatalog'] as const;
+const READS = ['readTurnStart', 'recallMemories', 'checkBudget', 'getToolCatalog'] as const;
 
 interface Ran {
   type: string;
@@ -31,7 +32,7 @@ class ReadTimer implements ActivityInboundCallsInterceptor {
     if (!isLocal || !(READS as readonly string[]).includes(activityType)) return next(input);
     const start = Date.now();
     try {
-      if (activityType === 'checkBudget') await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+      if (activityType === 'readTurnStart') await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
       return await next(input);
     } finally {
       ran.push({ type: activityType, workflowId: workflowExecution?.workflowId ?? '', start, end: Date.now() });
@@ -56,7 +57,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-it('reads the budget, the memories and the tool catalog side by side: the catalog and the recall start while the budget read is held, and the model gets the recalled memory and the tools', async () => {
+it('reads the budget and the tool catalog in one local activity, beside the recall: the recall starts while that read is held, and the model gets the recalled memory and the tools', async () => {
   const sessionId = uniqueId('s');
   const user = uniqueId('u');
   const now = new Date();
@@ -79,19 +80,20 @@ it('reads the budget, the memories and the tool catalog side by side: the catalo
   expect(second.turn).toMatchObject({ outcome: 'completed', text: 'Again.' });
 
   const mine = ran.filter((r) => r.workflowId.endsWith(sessionId));
-  // Each turn ran each read once.
-  for (const type of READS) expect(mine.filter((r) => r.type === type)).toHaveLength(2);
+  // Each turn ran the combined read and the recall once, and neither read on its own.
+  expect(mine.filter((r) => r.type === 'readTurnStart')).toHaveLength(2);
+  expect(mine.filter((r) => r.type === 'recallMemories')).toHaveLength(2);
+  expect(mine.filter((r) => r.type === 'checkBudget' || r.type === 'getToolCatalog')).toHaveLength(0);
   for (let turn = 0; turn < 2; turn++) {
     const nth = (type: string): Ran => mine.filter((r) => r.type === type)[turn] as Ran;
-    const [budget, recall, catalog] = [nth('checkBudget'), nth('recallMemories'), nth('getToolCatalog')];
-    // One after another, the recall and the catalog would start only once the held budget read had ended.
-    expect(recall.start).toBeLessThan(budget.end);
-    expect(catalog.start).toBeLessThan(budget.end);
-    expect(budget.end - budget.start).toBeGreaterThanOrEqual(HOLD_MS - 5);
+    const [reads, recall] = [nth('readTurnStart'), nth('recallMemories')];
+    // One after the other, the recall would start only once the held read had ended.
+    expect(recall.start).toBeLessThan(reads.end);
+    expect(reads.end - reads.start).toBeGreaterThanOrEqual(HOLD_MS - 5);
   }
 });
 
-it('acts on the budget read side by side with the others: once the first turn has spent the day\'s budget, the second stops before its model call', async () => {
+it("acts on the budget read in the combined read: once the first turn has spent the day's budget, the second stops before its model call", async () => {
   const sessionId = uniqueId('s');
   env.model.script([{ respond: { kind: 'text', text: 'Spent.' } }], { lane: sessionId });
   const options = sessionOptions(sessionId, { namespace: { tenant: BUDGETED, user: uniqueId('u') } });
@@ -102,9 +104,6 @@ it('acts on the budget read side by side with the others: once the first turn ha
   expect(next.turn.outcome).toBe('budget_exceeded');
   expect(next.turn.modelCalls).toBe(0);
   expect(env.model.requestsFor(sessionId)).toHaveLength(1);
-  // The second turn's reads still overlapped.
   const mine = ran.filter((r) => r.workflowId.endsWith(sessionId));
-  const second = (type: string): Ran => mine.filter((r) => r.type === type)[1] as Ran;
-  const [budget, catalog] = [second('checkBudget'), second('getToolCatalog')];
-  expect(catalog.start).toBeLessThan(budget.end);
+  expect(mine.map((r) => r.type)).toEqual(['readTurnStart', 'readTurnStart']);
 });

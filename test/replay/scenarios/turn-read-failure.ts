@@ -2,21 +2,21 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { defineScenario } from '../scenario';
 
-/** Fails every attempt of the first turn's budget read; later turns read it as usual. */
+/** Fails every attempt of the first turn's budget and catalog read (readTurnStart), as an unreachable MongoDB would; later turns read as usual. */
 let failures = 0;
 
 export default defineScenario({
   name: 'turn-read-failure',
-  description: 'the budget read fails after its retries: that turn ends as failed with a TurnReadFailed error, the run goes on and the next turn completes',
+  description: 'the turn-start read (budget and catalog) fails after its retries: that turn ends as failed with a TurnReadFailed error, the run goes on and the next turn completes',
   env: {
     activityInterceptors: [
       () => ({
         inbound: {
           async execute(input, next) {
             const { activityType, attempt } = Context.current().info;
-            if (activityType === 'checkBudget' && (attempt > 1 || failures === 0)) {
+            if (activityType === 'readTurnStart' && (attempt > 1 || failures === 0)) {
               if (attempt >= 3) failures += 1;
-              throw ApplicationFailure.retryable('database down', 'MongoServerSelectionError');
+              throw ApplicationFailure.retryable("the day's budget: database down", 'MongoServerSelectionError');
             }
             return next(input);
           },
