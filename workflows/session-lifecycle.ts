@@ -1,5 +1,5 @@
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import { ActivityFailure, ApplicationFailure, log, proxyActivities, proxyLocalActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, TemporalFailure, isCancellation, log, proxyActivities, proxyLocalActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities/activity-types';
 import type { ArchivedSession } from '../activities/session-archive';
 import { fitCarriedState } from './carried-state-budget';
@@ -14,9 +14,22 @@ import { count, observe } from './metrics';
 import { nowMs } from './workflow-clock';
 import { inBaseline, isPatched } from './patches';
 
-const { loadArchive, saveArchive } = proxyActivities<SessionActivities>({
+const { loadArchive } = proxyActivities<SessionActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
+});
+/**
+ * The archive written when the session closes is tried until it lands: a
+ * failure that left the workflow would fail the run and lose everything it
+ * held since its last archive. A MongoDB outage delays the close (messages
+ * meanwhile are refused as the session closing, and the Web UI shows the
+ * pending activity with its last failure); an archive the worker refuses
+ * (a bug) waits for a fixed worker, its input kept in history. Only another
+ * run's archive (a version conflict) ends the attempts.
+ */
+const { saveArchive } = proxyActivities<SessionActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: [FailureType.SessionVersionConflict] },
 });
 const { describeSearchAttributes } = proxyLocalActivities<SessionActivities>({
   startToCloseTimeout: '10 seconds',
@@ -60,6 +73,14 @@ export const ARCHIVED_EVENT_BYTES = 128_000;
 export const SESSION_SETS_SEARCH_ATTRIBUTES = inBaseline('session-sets-search-attributes');
 
 /**
+ * Patch id: when reading which search attributes the namespace registered
+ * fails (a cluster refusing the operator call), the session runs without
+ * setting its own instead of failing its run. Asked only once the read has
+ * failed.
+ */
+export const SEARCH_ATTRIBUTES_READ_OPTIONAL = 'search-attributes-read-optional';
+
+/**
  * Sessions started by another client (another SDK, the CLI) may come
  * without search attributes, and would be invisible to the UI's filters.
  * The session sets those it lacks, when the namespace has them registered
@@ -77,7 +98,17 @@ export async function ensureSearchAttributes(run: SessionRun): Promise<void> {
   if ((missing.length === 0 && !pendingMissing) || run.carried !== undefined || !isPatched(SESSION_SETS_SEARCH_ATTRIBUTES)) return;
   if (pendingMissing && isPatched(PENDING_APPROVALS_ATTRIBUTE)) missing.push({ key: SessionPendingApprovalsKey, value: 0 });
   if (missing.length === 0) return;
-  const registered = new Set(await describeSearchAttributes({ names: missing.map((m) => m.key.name) }));
+  let names: string[];
+  try {
+    names = await describeSearchAttributes({ names: missing.map((m) => m.key.name) });
+  } catch (err) {
+    // A cluster may refuse the operator call, or be out of reach for a moment: the session runs without
+    // setting its own attributes rather than failing its run.
+    if (isCancellation(err) || !(err instanceof TemporalFailure) || !isPatched(SEARCH_ATTRIBUTES_READ_OPTIONAL)) throw err;
+    log.warn('could not read which search attributes the namespace has registered; the session runs without setting its own', { error: err.message });
+    return;
+  }
+  const registered = new Set(names);
   const settable = missing.filter((m) => registered.has(m.key.name));
   if (settable.length === 0) return;
   upsertSearchAttributes(settable);

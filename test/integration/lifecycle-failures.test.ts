@@ -1,0 +1,86 @@
+import type { ActivityInboundCallsInterceptor, ActivityExecuteInput, Next } from '@temporalio/worker';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+import { SessionArchiveRepository } from '../../activities/session-archive';
+import { workflowIdFor } from '../../workflows/messages';
+
+/*
+ * The activities around a session's run that are not a turn's: the archive
+ * written when it closes, and the read of which search attributes the
+ * namespace has registered (for a session another client started without
+ * them). Their failures must not fail the run: a failed run loses what it
+ * held since its last archive. A fault injector on the worker fails them
+ * for the sessions it is told about, as an unreachable MongoDB or a cluster
+ * that refuses the operator call would.
+ */
+
+/** Sessions whose archive fails this many attempts before the next one is let through. */
+const archiveFailures = new Map<string, number>();
+/** Sessions whose search attribute read always fails. */
+const attributesRefused = new Set<string>();
+const attempts: Array<{ sessionId: string; type: string; attempt: number }> = [];
+
+class Faults implements ActivityInboundCallsInterceptor {
+  async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    const { activityType, workflowExecution, attempt } = Context.current().info;
+    const sessionId = workflowExecution?.workflowId.replace(/^session-/, '') ?? '';
+    attempts.push({ sessionId, type: activityType, attempt });
+    if (activityType === 'saveArchive' && attempt <= (archiveFailures.get(sessionId) ?? 0)) {
+      throw ApplicationFailure.retryable('connection to 127.0.0.1:27017 closed', 'MongoNetworkError');
+    }
+    if (activityType === 'describeSearchAttributes' && attributesRefused.has(sessionId)) {
+      throw ApplicationFailure.nonRetryable('PERMISSION_DENIED: ListSearchAttributes is not allowed for this identity', 'PermissionDenied');
+    }
+    return next(input);
+  }
+}
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await startTestEnv({ name: 'lifecycle', workerOptions: { interceptors: { activity: [() => ({ inbound: new Faults() })] } } });
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+it('an archive that fails its first attempts is tried until it lands: the run ends archived, and the next message restores it', async () => {
+  const sessionId = uniqueId('s');
+  env.model.script(
+    [
+      { respond: { kind: 'text', text: 'One.' } },
+      { respond: { kind: 'text', text: 'Two.' } },
+    ],
+    { lane: sessionId },
+  );
+  const options = sessionOptions(sessionId);
+  await env.agent.ask(options, { text: 'one' });
+  // As many failures as the three attempts the archive had before, after which the run failed.
+  archiveFailures.set(sessionId, 3);
+  const handle = env.agent.client.workflow.getHandle(workflowIdFor(sessionId));
+  const { runId } = await handle.describe();
+  await env.agent.end(sessionId, 'test closes it');
+  const result = (await env.agent.client.workflow.getHandle(workflowIdFor(sessionId), runId).result()) as { status: string; version: number };
+  expect(result).toMatchObject({ status: 'archived', version: 1 });
+  expect(attempts.filter((a) => a.sessionId === sessionId && a.type === 'saveArchive').map((a) => a.attempt)).toEqual([1, 2, 3, 4]);
+  const stored = await new SessionArchiveRepository(env.db).load(sessionId);
+  expect(stored).toMatchObject({ sessionId, version: 1, status: 'archived' });
+
+  const next = await env.agent.ask(options, { text: 'two' });
+  expect(next).toMatchObject({ turnId: 'turn-2', version: 2, turn: { outcome: 'completed', text: 'Two.' } });
+}, 30_000);
+
+it('a session another client started without search attributes runs when the namespace refuses to say which are registered', async () => {
+  const sessionId = uniqueId('s');
+  attributesRefused.add(sessionId);
+  env.model.script([{ respond: { kind: 'text', text: 'hello' } }], { lane: sessionId });
+  // As another SDK or the CLI would: a plain start, no search attributes.
+  await env.client.workflow.start('agentSession', { workflowId: workflowIdFor(sessionId), taskQueue: env.taskQueue, args: [{ options: sessionOptions(sessionId) }] });
+  const { turnId } = await env.agent.sendTo(sessionId, { text: 'hi' });
+  expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'completed', text: 'hello' });
+  expect(attempts.some((a) => a.sessionId === sessionId && a.type === 'describeSearchAttributes')).toBe(true);
+  const description = await env.client.workflow.getHandle(workflowIdFor(sessionId)).describe();
+  expect(description.status.name).toBe('RUNNING');
+  // It set none of its own: it could not know which the namespace has.
+  expect(description.searchAttributes.SessionUser).toBeUndefined();
+});
