@@ -2,6 +2,7 @@ import { sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support
 import { sendMessageUpdate, workflowIdFor } from '../../workflows/messages';
 import { MESSAGE_ARRIVING_BEFORE_CLOSE, type agentSession } from '../../workflows/agent-session';
 import { PATCH_BASELINE, baselinePatchIds } from '../../workflows/patches';
+import { TURN_READS_IN_ONE } from '../../workflows/session-turn';
 
 /*
  * An end request and a message that reach the session in the same
@@ -59,7 +60,8 @@ it('runs a message that arrives with an end request, then archives the session',
       const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
       return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { id: string }).id : undefined;
     });
-  expect(patches).toEqual([PATCH_BASELINE]);
+  // The baseline's one marker, and that of the one patch added after it that every turn consults.
+  expect(patches).toEqual([PATCH_BASELINE, TURN_READS_IN_ONE]);
   expect(baselinePatchIds()).toContain(MESSAGE_ARRIVING_BEFORE_CLOSE);
   env.model.assertDone(sessionId);
 }, 60_000);
