@@ -34,14 +34,19 @@ interface Reads {
  * error names it. Retryable unless the read's own failure said otherwise.
  */
 function named(what: string, err: unknown): ApplicationFailure {
-  const failure = err instanceof ApplicationFailure ? err : undefined;
-  const message = err instanceof Error ? err.message : String(err);
-  return ApplicationFailure.create({
-    message: `${what}: ${message}`,
-    type: failure?.type ?? (err instanceof Error ? err.name : 'Error'),
-    nonRetryable: failure?.nonRetryable ?? false,
-    ...(err instanceof Error ? { cause: err } : {}),
-  });
+  const message = `${what}: ${err instanceof Error ? err.message : String(err)}`;
+  if (err instanceof ApplicationFailure) {
+    return ApplicationFailure.create({
+      message,
+      type: err.type ?? undefined,
+      nonRetryable: err.nonRetryable ?? false,
+      details: err.details ?? undefined,
+      nextRetryDelay: err.nextRetryDelay ?? undefined,
+      category: err.category ?? undefined,
+      cause: err,
+    });
+  }
+  return ApplicationFailure.create({ message, type: err instanceof Error ? err.name : 'Error', ...(err instanceof Error ? { cause: err } : {}) });
 }
 
 export function createTurnStartActivity(reads: Reads) {

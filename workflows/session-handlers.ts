@@ -151,7 +151,10 @@ export function registerSessionHandlers(run: SessionRun): void {
         else if (!msg.principal) requireAllowed(undefined, 'send');
         if (msg.clientMessageId && run.processed.has(msg.clientMessageId)) return;
         if (run.closing || run.status === 'expired') {
-          throw ApplicationFailure.nonRetryable(`Session ${sessionId} is ${run.closing ? 'closing' : run.status}; send the message again to start it anew.`, FailureType.SessionClosed);
+          const why = run.closing
+            ? 'closing (its archive is being written); send the message again shortly: once this run has closed, it starts a new one that restores the session'
+            : `${run.status}; send the message again to start it anew`;
+          throw ApplicationFailure.nonRetryable(`Session ${sessionId} is ${why}.`, FailureType.SessionClosed);
         }
         if (run.restored && msg.expectedVersion !== undefined && msg.expectedVersion !== run.version) {
           throw versionConflict(sessionId, run.version, msg.expectedVersion);

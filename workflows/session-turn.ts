@@ -76,6 +76,18 @@ function turnRead<T>(what: string, read: Promise<T>): Promise<T> {
   });
 }
 
+/**
+ * Both results, once both have settled: a read that fails does not end the
+ * turn while the other still runs (a recall would then emit its events
+ * after the turn's end). The first failure, in argument order, is thrown.
+ */
+async function bothSettled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [x, y] = await Promise.allSettled([a, b]);
+  if (x.status === 'rejected') throw x.reason;
+  if (y.status === 'rejected') throw y.reason;
+  return [x.value, y.value];
+}
+
 /** The day's allowance as a turn spends it: tokens and, with a price, cost. */
 function turnBudget(allowance: BudgetAllowance): TurnBudget {
   let tokens = allowance.tokens;
@@ -170,7 +182,7 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
         // The catalog and the budget in one local activity, beside the recall.
         const read = catalogRead({ sessionId: run.sessionId, options, catalogs });
         const reads = turnRead("the day's budget and the tool catalog", readTurnStart({ catalog: read.input, ...(budget ? { budget } : {}) }));
-        const [both, memories] = await Promise.all([reads, memory.recall(turn.turnId, message.text)]);
+        const [both, memories] = await bothSettled(reads, memory.recall(turn.turnId, message.text));
         allowance = both.allowance;
         recalled = memories;
         catalog = Promise.resolve(read.settle(both.catalog));

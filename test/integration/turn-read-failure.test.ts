@@ -11,8 +11,8 @@ import { workflowIdFor } from '../../workflows/messages';
  * with an error that says what could not be read and what to do, and leave
  * the session running with everything it held. Before the patch
  * `turn-read-failure-ends-turn`, the failure left the workflow and failed
- * the run. (Which of the two reads failed is named by the activity:
- * test/unit/turn-start-activity.test.ts.)
+ * the run. (Which of the two reads failed, the activity names in its
+ * failure's message: test/unit/turn-start-activity.test.ts.)
  *
  * A fault injector on the worker fails every attempt of the read for the
  * sessions listed in `failing`, as a MongoDB that cannot be reached would.
@@ -25,7 +25,7 @@ class FailingRead implements ActivityInboundCallsInterceptor {
     const { activityType, workflowExecution } = Context.current().info;
     const sessionId = workflowExecution?.workflowId.replace(/^session-/, '') ?? '';
     if (failing.has(sessionId) && activityType === 'readTurnStart') {
-      throw ApplicationFailure.retryable("the day's budget: database down", 'MongoServerSelectionError');
+      throw ApplicationFailure.retryable('database down', 'MongoServerSelectionError');
     }
     return next(input);
   }
@@ -42,7 +42,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-it('a turn-start read that fails after its retries ends the turn as failed, names the read, and the session goes on to the next message', async () => {
+it('a turn-start read that fails after its retries ends the turn as failed with an error saying what and why, and the session goes on to the next message', async () => {
   const sessionId = uniqueId('s');
   env.model.script(
     [
@@ -59,7 +59,7 @@ it('a turn-start read that fails after its retries ends the turn as failed, name
   const second = await env.agent.ask(options, { text: 'two' });
   expect(second.turn).toMatchObject({ turnId: 'turn-2', outcome: 'failed', modelCalls: 0, toolCalls: 0 });
   expect(second.turn.error).toContain('TurnReadFailed');
-  expect(second.turn.error).toContain("The turn could not start: reading the day's budget and the tool catalog failed (the day's budget: database down)");
+  expect(second.turn.error).toContain("The turn could not start: reading the day's budget and the tool catalog failed (database down)");
   expect(second.turn.error).toContain('send the message again');
   // The model was not called for the failed turn.
   expect(env.model.requestsFor(sessionId)).toHaveLength(1);

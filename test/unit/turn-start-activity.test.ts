@@ -9,26 +9,26 @@ const ALLOWANCE: BudgetAllowance = { tokens: 10, tokensFrom: 'tenant acme', curr
 const catalogInput: GetToolCatalogInput = { sessionId: 's1', namespace: { tenant: 'acme', user: 'ana' } };
 const budgetInput: BudgetCheckInput = { tenant: 'acme', user: 'ana', model: 'm' };
 
-/** Reads that note when each started and ended, the budget's held until `release()`. */
+/** Reads that note when each started and answered; the catalog's answer is held until `releaseCatalog()`. */
 function heldReads() {
   const log: string[] = [];
-  let release: (allowance: BudgetAllowance | null) => void = () => undefined;
+  let releaseCatalog: () => void = () => undefined;
   return {
     log,
-    release: (allowance: BudgetAllowance | null) => release(allowance),
+    releaseCatalog: () => releaseCatalog(),
     reads: {
-      async getToolCatalog(input: GetToolCatalogInput) {
+      getToolCatalog(input: GetToolCatalogInput) {
         log.push(`catalog ${input.sessionId}`);
-        return CATALOG;
-      },
-      checkBudget(input: BudgetCheckInput) {
-        log.push(`budget ${input.tenant}/${input.user}`);
-        return new Promise<BudgetAllowance | null>((resolve) => {
-          release = (allowance) => {
-            log.push('budget answered');
-            resolve(allowance);
+        return new Promise<ToolCatalog>((resolve) => {
+          releaseCatalog = () => {
+            log.push('catalog answered');
+            resolve(CATALOG);
           };
         });
+      },
+      async checkBudget(input: BudgetCheckInput) {
+        log.push(`budget ${input.tenant}/${input.user}`);
+        return ALLOWANCE;
       },
     },
   };
@@ -39,19 +39,22 @@ describe('readTurnStart', () => {
     const held = heldReads();
     const pending = createTurnStartActivity(held.reads).readTurnStart({ catalog: catalogInput, budget: budgetInput });
     await new Promise((resolve) => setImmediate(resolve));
-    // Both reads started before the budget answered.
+    // The budget read started while the catalog's answer was still held: one after the other, it would not have.
     expect(held.log).toEqual(['catalog s1', 'budget acme/ana']);
-    held.release(ALLOWANCE);
+    held.releaseCatalog();
     await expect(pending).resolves.toEqual({ catalog: CATALOG, allowance: ALLOWANCE });
+    expect(held.log.at(-1)).toBe('catalog answered');
   });
 
   it('reads no budget when none is asked for: the allowance is null', async () => {
     const held = heldReads();
-    await expect(createTurnStartActivity(held.reads).readTurnStart({ catalog: catalogInput })).resolves.toEqual({ catalog: CATALOG, allowance: null });
-    expect(held.log).toEqual(['catalog s1']);
+    const pending = createTurnStartActivity(held.reads).readTurnStart({ catalog: catalogInput });
+    held.releaseCatalog();
+    await expect(pending).resolves.toEqual({ catalog: CATALOG, allowance: null });
+    expect(held.log).toEqual(['catalog s1', 'catalog answered']);
   });
 
-  it("names the read that failed, and keeps its failure's type and whether it may be retried", async () => {
+  it("names the read that failed, and keeps its failure's type, details, retry delay and whether it may be retried", async () => {
     const failing = (err: unknown) => ({
       getToolCatalog: async () => CATALOG,
       checkBudget: async (): Promise<BudgetAllowance | null> => {
@@ -60,8 +63,10 @@ describe('readTurnStart', () => {
     });
     const down = createTurnStartActivity(failing(new Error('connect ECONNREFUSED 127.0.0.1:27017'))).readTurnStart({ catalog: catalogInput, budget: budgetInput });
     await expect(down).rejects.toMatchObject({ message: "the day's budget: connect ECONNREFUSED 127.0.0.1:27017", type: 'Error', nonRetryable: false });
-    const refused = createTurnStartActivity(failing(ApplicationFailure.nonRetryable('bad model name', 'ConfigInvalid'))).readTurnStart({ catalog: catalogInput, budget: budgetInput });
-    await expect(refused).rejects.toMatchObject({ message: "the day's budget: bad model name", type: 'ConfigInvalid', nonRetryable: true });
+    const refused = createTurnStartActivity(failing(ApplicationFailure.create({ message: 'bad model name', type: 'ConfigInvalid', nonRetryable: true, details: [{ field: 'model' }] }))).readTurnStart({ catalog: catalogInput, budget: budgetInput });
+    await expect(refused).rejects.toMatchObject({ message: "the day's budget: bad model name", type: 'ConfigInvalid', nonRetryable: true, details: [{ field: 'model' }] });
+    const later = createTurnStartActivity(failing(ApplicationFailure.create({ message: 'rate limited', nextRetryDelay: '5 seconds' }))).readTurnStart({ catalog: catalogInput, budget: budgetInput });
+    await expect(later).rejects.toMatchObject({ message: "the day's budget: rate limited", nextRetryDelay: '5 seconds', nonRetryable: false });
     const noCatalog = createTurnStartActivity({
       getToolCatalog: async () => {
         throw ApplicationFailure.retryable('the MCP servers are resyncing', 'CatalogUnavailable');
