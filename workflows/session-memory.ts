@@ -1,6 +1,7 @@
 import { ActivityFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { MemoryActivities } from '../activities/memory/memory-activity-types';
 import { FailureType } from './failure-types';
+import { isPatched } from './patches';
 import type { SessionRun } from './session-run';
 import type { Turn } from './session-types';
 
@@ -17,6 +18,14 @@ const { extractMemories } = proxyActivities<MemoryActivities>({
 /** Turns kept for the next memory extraction pass, at most. */
 const MAX_PENDING_EXTRACTION = 20;
 
+/**
+ * Patch id: the turns of an extraction pass that failed after its retries
+ * go into the next pass, once (a turn whose second pass fails too is let
+ * go, so a turn the extractor cannot take is not tried every turn). Before,
+ * they were dropped at the first failure. Asked only once a pass has failed.
+ */
+export const EXTRACTION_RETRIED_ONCE = 'extraction-retried-once';
+
 export interface Recalled {
   lines: { strong: string[]; weak: string[] };
   injectedIds: string[];
@@ -25,6 +34,8 @@ export interface Recalled {
 /** Long-term memory as one session run uses it: recall before a turn, extraction after, in the background. */
 export class SessionMemory {
   private work: Promise<void> = Promise.resolve();
+  /** Turns this run already put back once after a failed pass (kept for the run only: a new run may try them once more). */
+  private readonly putBack = new Set<string>();
 
   constructor(private readonly run: SessionRun) {}
 
@@ -90,7 +101,12 @@ export class SessionMemory {
         this.run.counters.memoryExtractions += 1;
       } catch (err) {
         if (!(err instanceof ActivityFailure)) throw err;
-        events.emit({ type: 'error', errorType: 'MemoryExtractionFailed', message: `Memory extraction (${reason}) failed: ${err.cause?.message ?? err.message}` });
+        const again = isPatched(EXTRACTION_RETRIED_ONCE) ? turns.filter((t) => !this.putBack.has(t.turnId)) : [];
+        for (const t of again) this.putBack.add(t.turnId);
+        // Older than the turns that came in meanwhile: they go first, and the oldest go first past the cap.
+        if (again.length > 0) this.run.pendingExtraction = [...again, ...this.run.pendingExtraction].slice(-MAX_PENDING_EXTRACTION);
+        const next = again.length > 0 ? `; its ${again.length} turn(s) go into the next pass` : '';
+        events.emit({ type: 'error', errorType: 'MemoryExtractionFailed', message: `Memory extraction (${reason}) failed: ${err.cause?.message ?? err.message}${next}` });
       }
     });
   }
