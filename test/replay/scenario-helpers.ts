@@ -1,3 +1,5 @@
+import { Context, type Info } from '@temporalio/activity';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { SendMessageInput, SessionOptionsInput, TurnResult } from '../../workflows/session-types';
 import { eventually } from '../support/test-env';
 import type { ScenarioContext } from './scenario';
@@ -26,4 +28,21 @@ export async function pendingCall(ctx: ScenarioContext): Promise<string> {
     return v.pendingConfirmations.length > 0 ? v : null;
   }, 'a pending confirmation');
   return view.pendingConfirmations[0]!.toolCallId;
+}
+
+/**
+ * A fault injector for a scenario's worker (`env.activityInterceptors`):
+ * `fault` sees each activity's info and arguments and returns the error to
+ * fail that attempt with, or nothing to let it run.
+ */
+export function activityFault(fault: (info: Info, args: unknown[]) => Error | undefined): ActivityInterceptorsFactory {
+  return () => ({
+    inbound: {
+      async execute(input, next) {
+        const err = fault(Context.current().info, input.args);
+        if (err) throw err;
+        return next(input);
+      },
+    },
+  });
 }

@@ -1,10 +1,9 @@
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ExtractMemoriesInput } from '../../../activities/memory/memory-activity-types';
 import { eventually } from '../../support/test-env';
 import { defineScenario } from '../scenario';
 import { EXTRACTION_MARKER } from '../memory-scenario';
-import { say } from '../scenario-helpers';
+import { activityFault, say } from '../scenario-helpers';
 
 /** The extraction passes the worker saw: each attempt's turns, and whether the injector failed it. */
 const passes: Array<{ attempt: number; turns: string[]; failed: boolean }> = [];
@@ -15,19 +14,13 @@ export default defineScenario({
   session: { memory: { enabled: true, extractEveryTurns: 1 } },
   env: {
     activityInterceptors: [
-      () => ({
-        inbound: {
-          async execute(input, next) {
-            const { activityType, attempt } = Context.current().info;
-            if (activityType !== 'extractMemories') return next(input);
-            const turns = (input.args[0] as ExtractMemoriesInput).turns.map((t) => t.turnId);
-            // Every attempt of the first pass fails, as an unreachable model would.
-            const failed = turns.length === 1 && turns[0] === 'turn-1';
-            passes.push({ attempt, turns, failed });
-            if (failed) throw ApplicationFailure.retryable('the model is unreachable', 'ModelUnavailable');
-            return next(input);
-          },
-        },
+      activityFault(({ activityType, attempt }, args) => {
+        if (activityType !== 'extractMemories') return undefined;
+        const turns = (args[0] as ExtractMemoriesInput).turns.map((t) => t.turnId);
+        // Every attempt of the first pass fails, as an unreachable model would.
+        const failed = turns.length === 1 && turns[0] === 'turn-1';
+        passes.push({ attempt, turns, failed });
+        return failed ? ApplicationFailure.retryable('the model is unreachable', 'ModelUnavailable') : undefined;
       }),
     ],
   },

@@ -1,6 +1,6 @@
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { defineScenario } from '../scenario';
+import { activityFault } from '../scenario-helpers';
 import { workflowIdFor } from '../../../workflows/messages';
 
 export default defineScenario({
@@ -8,16 +8,9 @@ export default defineScenario({
   description: 'a session another client started without search attributes cannot read which the namespace registered (the operator call refused): it runs without setting its own',
   env: {
     activityInterceptors: [
-      () => ({
-        inbound: {
-          async execute(input, next) {
-            if (Context.current().info.activityType === 'describeSearchAttributes') {
-              throw ApplicationFailure.nonRetryable('PERMISSION_DENIED: ListSearchAttributes is not allowed for this identity', 'PermissionDenied');
-            }
-            return next(input);
-          },
-        },
-      }),
+      activityFault(({ activityType }) =>
+        activityType === 'describeSearchAttributes' ? ApplicationFailure.nonRetryable('PERMISSION_DENIED: ListSearchAttributes is not allowed for this identity', 'PermissionDenied') : undefined,
+      ),
     ],
   },
   async run(ctx) {

@@ -1,6 +1,6 @@
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { defineScenario } from '../scenario';
+import { activityFault } from '../scenario-helpers';
 
 /** Fails every attempt of the first turn's budget and catalog read (readTurnStart), as an unreachable MongoDB would; later turns read as usual. */
 let failures = 0;
@@ -10,17 +10,10 @@ export default defineScenario({
   description: 'the turn-start read (budget and catalog) fails after its retries: that turn ends as failed with a TurnReadFailed error, the run goes on and the next turn completes',
   env: {
     activityInterceptors: [
-      () => ({
-        inbound: {
-          async execute(input, next) {
-            const { activityType, attempt } = Context.current().info;
-            if (activityType === 'readTurnStart' && (attempt > 1 || failures === 0)) {
-              if (attempt >= 3) failures += 1;
-              throw ApplicationFailure.retryable("the day's budget: database down", 'MongoServerSelectionError');
-            }
-            return next(input);
-          },
-        },
+      activityFault(({ activityType, attempt }) => {
+        if (activityType !== 'readTurnStart' || (attempt === 1 && failures > 0)) return undefined;
+        if (attempt >= 3) failures += 1;
+        return ApplicationFailure.retryable('database down', 'MongoServerSelectionError');
       }),
     ],
   },
