@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { LIST_CURSOR_PATTERN } from '../activities/memory/memory-docs';
 import { AuditAction, AuditActor } from '../activities/memory/memory-types';
 import { Problem } from './problem';
-import { SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionOptions, SessionView, TurnResult } from '../workflows/session-types';
+import { LIMIT_MAXIMA, SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionLimits, SessionOptions, SessionView, TurnResult } from '../workflows/session-types';
 import { EventStreamMessage } from './event-stream-messages';
 
 /*
@@ -21,9 +21,16 @@ const ToolCallParams = SessionIdParam.extend({
   toolCallId: z.string().min(1).max(256).openapi({ param: { name: 'toolCallId', in: 'path' }, example: 'call_1' }),
 });
 
+/** The session's limits, those with a maximum held to it (LIMIT_MAXIMA: the workflow refuses more). */
+const BoundedLimits = SessionLimits.extend(
+  Object.fromEntries(
+    Object.entries(LIMIT_MAXIMA).map(([name, max]) => [name, SessionLimits.shape[name as keyof typeof LIMIT_MAXIMA].unwrap().max(max, `at most ${max} ms (${max / 86_400_000} days)`).optional()]),
+  ),
+);
+
 /** Session options a caller may set; the namespace's tenant and user are always the caller's. */
 export const MessageSessionOptions = SessionOptions.omit({ sessionId: true, namespace: true })
-  .extend({ project: z.string().min(1).max(128).optional() })
+  .extend({ project: z.string().min(1).max(128).optional(), limits: BoundedLimits.optional() })
   .partial()
   .strict();
 

@@ -51,6 +51,7 @@ import {
   SendMessageInput,
   SessionOptions,
   UserNamespace,
+  limitsOverMaxima,
   type SendMessageResult,
   type SessionOptionsInput,
   type SessionView,
@@ -103,6 +104,14 @@ function parseOr<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const result = schema.safeParse(value);
   if (!result.success) throw new SessionValidationError(`Invalid ${what}: ${describe(result.error)}`, FailureType.SessionInputInvalid);
   return result.data;
+}
+
+/** Session options as a new session would take them: its limits within their maxima (LIMIT_MAXIMA), as the workflow refuses others. */
+function sessionOptionsOf(options: SessionOptionsInput): SessionOptions {
+  const session = parseOr(SessionOptions, options, 'session options');
+  const over = limitsOverMaxima(session.limits);
+  if (over.length > 0) throw new SessionValidationError(`Invalid session options: ${over.join('; ')}`, FailureType.SessionInputInvalid);
+  return session;
 }
 
 const ExpandPromptArgs = z.object({
@@ -285,7 +294,7 @@ export class AgentClient {
     message: z.input<typeof SendMessageInput>,
     wait: 'prompt' | 'watched',
   ): Promise<SendMessageResult> {
-    const session = parseOr(SessionOptions, options, 'session options');
+    const session = sessionOptionsOf(options);
     // Without a configured principal the client acts as the session's own user.
     const principal = this.principal ?? { tenant: session.namespace.tenant, user: session.namespace.user };
     // Every message carries an id: a call the connection sends again after its transport failed (the one call
@@ -392,7 +401,7 @@ export class AgentClient {
    * one update round trip, where `send` then `waitForTurn` takes two.
    */
   async ask(options: SessionOptionsInput, message: z.input<typeof SendMessageInput>): Promise<SendMessageResult & { turn: TurnResult }> {
-    const session = parseOr(SessionOptions, options, 'session options');
+    const session = sessionOptionsOf(options);
     const sessionId = session.sessionId;
     const principal = this.principal ?? { tenant: session.namespace.tenant, user: session.namespace.user };
     let accepted: SendMessageResult;

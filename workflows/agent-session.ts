@@ -11,7 +11,7 @@ import { SessionMemory } from './session-memory';
 import { STATUS_SHOWS_APPROVALS, SessionRun } from './session-run';
 import type { CarriedState } from './session-state';
 import { foldEvicted, runTurn } from './session-turn';
-import { SessionOptions, type SessionOptionsInput } from './session-types';
+import { SessionOptions, limitsOverMaxima, limitsWithinMaxima, type SessionOptionsInput } from './session-types';
 import { inBaseline, isPatched, startPatchBaseline } from './patches';
 
 export { SESSION_SETS_SEARCH_ATTRIBUTES } from './session-lifecycle';
@@ -55,6 +55,24 @@ export const MESSAGE_ARRIVING_BEFORE_CLOSE = inBaseline('message-arriving-before
  */
 export const CARRIED_STATE_CHECKED = inBaseline('carried-state-checked');
 
+/**
+ * Patch id: a new session whose limits are over their maxima
+ * (`LIMIT_MAXIMA`) is refused with the limits named; one continuing a run
+ * that took them before the maxima keeps going with them brought down to
+ * the maxima. Before, a retention or confirmation time past what a date
+ * holds threw in a workflow task, retried for ever. Consulted only for
+ * such options, so other histories replay unchanged.
+ */
+export const SESSION_LIMITS_BOUNDED = 'session-limits-bounded';
+
+/** The options a run starts with: as given, unless their limits are over the maxima (SESSION_LIMITS_BOUNDED). */
+function boundedOptions(options: SessionOptions, continuing: boolean): SessionOptions {
+  const over = limitsOverMaxima(options.limits);
+  if (over.length === 0 || !isPatched(SESSION_LIMITS_BOUNDED)) return options;
+  if (!continuing) refuseStart(`Invalid session options: ${over.join('; ')}.`);
+  return { ...options, limits: limitsWithinMaxima(options.limits) };
+}
+
 /** The run's state, from the carried state when there is one; a carried state the run cannot read refuses the start. */
 function startRun(options: SessionOptions, given: CarriedState | null | undefined): SessionRun {
   let carried = given;
@@ -86,7 +104,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   startPatchBaseline();
   const parsed = SessionOptions.safeParse(input?.options);
   if (!parsed.success) refuseStart(`Invalid session options: ${describeZodError(parsed.error)}`);
-  const options = parsed.data;
+  const options = boundedOptions(parsed.data, input?.carried !== undefined && input?.carried !== null);
   const { limits } = options;
   const run = startRun(options, input?.carried);
   const memory = new SessionMemory(run);

@@ -13,7 +13,7 @@ import { checkCitations, citationCorrection } from './memory-citations';
 import { previewValue } from './json-bounds';
 import { MAX_TURN_TEXT_CHARS } from './model-output-limits';
 import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
-import { nowMs } from './workflow-clock';
+import { isoAt, nowMs } from './workflow-clock';
 import type { ToolCatalog, ToolSpec } from './tool-spec';
 import type { ToolProgressGate } from './text-deltas';
 import { uniqueCallIds } from './tool-call-ids';
@@ -440,7 +440,7 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
       risk: plan.risk,
       turnId,
       requestedAt: new Date(now).toISOString(),
-      expiresAt: new Date(now + ctx.options.limits.confirmationTimeoutMs).toISOString(),
+      expiresAt: isoAt(now + ctx.options.limits.confirmationTimeoutMs),
       reason: changed
         ? 'this tool\'s description or schema changed since this session first saw it'
         : riskReason(plan),

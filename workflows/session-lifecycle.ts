@@ -11,7 +11,7 @@ import { STREAM_BYTES_KEPT, type CarriedState } from './session-state';
 import { emptyCounters } from './session-types';
 import { ToolPins } from './tool-pins';
 import { count, observe } from './metrics';
-import { nowMs } from './workflow-clock';
+import { isoAt, nowMs } from './workflow-clock';
 import { inBaseline, isPatched } from './patches';
 
 const { loadArchive } = proxyActivities<SessionActivities>({
@@ -200,7 +200,7 @@ export async function archiveSession(run: SessionRun): Promise<{ archiveConflict
     metadata: options.metadata,
     createdAt: run.createdAt,
     archivedAt: new Date(archivedAt).toISOString(),
-    expiresAt: new Date(archivedAt + options.limits.retentionMs).toISOString(),
+    expiresAt: isoAt(archivedAt + options.limits.retentionMs),
     status: 'archived',
     version: run.version,
     turnSeq: run.turnSeq,

@@ -12,6 +12,44 @@ export const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const SESSION_ID_RULE = 'letters, digits, ".", "_", ":" or "-", at most 128';
 
+const DAY_MS = 24 * 3600_000;
+
+/**
+ * The longest a session's limits may be. Past them a deadline the workflow
+ * computes may not be a time at all (a date past the year 275760, a timer
+ * longer than the server takes), and a session would outlive any
+ * operator's intent. Runs started before these bounds keep what they were
+ * given (workflows/agent-session.ts).
+ */
+export const LIMIT_MAXIMA = {
+  confirmationTimeoutMs: 30 * DAY_MS,
+  idleTimeoutMs: 365 * DAY_MS,
+  retentionMs: 100 * 365 * DAY_MS,
+} as const;
+
+export type BoundedLimit = keyof typeof LIMIT_MAXIMA;
+
+/** The limits over their maxima, as `limits.<name> is <value>, more than the most allowed, <max> (<days> days)`. */
+export function limitsOverMaxima(limits: Partial<Record<BoundedLimit, unknown>> | undefined): string[] {
+  if (limits === undefined || limits === null || typeof limits !== 'object') return [];
+  const over: string[] = [];
+  for (const [name, max] of Object.entries(LIMIT_MAXIMA) as Array<[BoundedLimit, number]>) {
+    const value = limits[name];
+    if (typeof value === 'number' && value > max) over.push(`limits.${name} is ${value}, more than the most allowed, ${max} (${max / DAY_MS} days)`);
+  }
+  return over;
+}
+
+/** The limits with each over its maximum brought down to it (a copy; the others as given). */
+export function limitsWithinMaxima<T extends Partial<Record<BoundedLimit, unknown>>>(limits: T): T {
+  const out: Record<string, unknown> = { ...limits };
+  for (const [name, max] of Object.entries(LIMIT_MAXIMA) as Array<[BoundedLimit, number]>) {
+    const value = out[name];
+    if (typeof value === 'number' && value > max) out[name] = max;
+  }
+  return out as T;
+}
+
 export const emptyCounters = (): SessionCounters => ({
   turns: 0,
   modelCalls: 0,

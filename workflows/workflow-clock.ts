@@ -22,3 +22,13 @@ export const nowIso = (): string => {
   }
   return iso;
 };
+
+/** The latest time a `Date` holds (ms since the epoch); past it `toISOString` throws. */
+const LAST_DATE_MS = 8.64e15;
+
+/**
+ * `ms` as ISO text, a time past what a `Date` holds given as that last
+ * time: a deadline computed from a caller's limit must not throw inside
+ * workflow code (a `RangeError` there fails the task on every retry).
+ */
+export const isoAt = (ms: number): string => new Date(Math.max(-LAST_DATE_MS, Math.min(ms, LAST_DATE_MS))).toISOString();

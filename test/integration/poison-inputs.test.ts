@@ -1,6 +1,8 @@
 import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
 import { workflowIdFor } from '../../workflows/messages';
+import { LIMIT_MAXIMA } from '../../workflows/session-types';
+import { SessionArchiveRepository } from '../../activities/session-archive';
 import { lastToolContent } from '../support/scripted-steps';
 import {
   DEEP,
@@ -429,6 +431,46 @@ describe('runs started with a carried state', () => {
     }, 'the archive restored');
     expect(view).toMatchObject({ version: 1, window: [expect.objectContaining({ turnId: 'turn-1' })] });
     expect(await taskFailures(handle)).toBe(0);
+  });
+});
+
+describe('session limits past their maxima', () => {
+  const past = { retentionMs: 9e15, confirmationTimeoutMs: 8e15, idleTimeoutMs: 366 * 86_400_000 };
+  const taskFailures = async (workflowId: string) =>
+    ((await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
+
+  it.each(Object.entries(past))('a new session started with %s = %d (as the temporal CLI may) is refused naming the limit, and no workflow task fails', async (name, value) => {
+    const sessionId = uniqueId('limits');
+    const options = sessionOptions(sessionId, { limits: { [name]: value } });
+    const handle = await env.client.workflow.start('agentSession', { workflowId: workflowIdFor(sessionId), taskQueue: env.taskQueue, args: [{ options }] });
+    const failure = await handle.result().then(
+      () => 'completed',
+      (err: unknown) => String((err as { cause?: { message?: string } }).cause?.message ?? err),
+    );
+    expect(failure).toMatch(new RegExp(`^Invalid session options: limits\\.${name} is ${value}, more than the most allowed, \\d+ \\(\\d+ days\\)`));
+    expect(await taskFailures(handle.workflowId)).toBe(0);
+  });
+
+  it('the client refuses such options before sending, naming the limit', async () => {
+    const sessionId = uniqueId('limits');
+    const sent = env.agent.send(sessionOptions(sessionId, { limits: { retentionMs: 9e15 } }), { text: 'hi' });
+    await expect(sent).rejects.toMatchObject({ name: 'SessionValidationError', message: expect.stringMatching(/limits\.retentionMs is 9000000000000000, more than the most allowed/) });
+  });
+
+  it('a run continuing one that took them before the maxima keeps going with them brought down: it answers, and archives with a retention of 100 years', async () => {
+    const sessionId = uniqueId('limits-carried');
+    const options = sessionOptions(sessionId, { limits: { retentionMs: 9e15 } });
+    const handle = await env.client.workflow.start('agentSession', {
+      workflowId: workflowIdFor(sessionId),
+      taskQueue: env.taskQueue,
+      args: [{ options, carried: { status: 'active', version: 0, turnSeq: 0 } }],
+    });
+    expect((await env.agent.ask(sessionOptions(sessionId), { text: 'still there?' })).turn.outcome).toBe('completed');
+    await env.agent.end(sessionId, 'archive it');
+    expect(await handle.result()).toMatchObject({ status: 'archived' });
+    const stored = await new SessionArchiveRepository(env.db).load(sessionId);
+    expect(Date.parse(stored!.expiresAt) - Date.parse(stored!.archivedAt)).toBe(LIMIT_MAXIMA.retentionMs);
+    expect(await taskFailures(handle.workflowId)).toBe(0);
   });
 });
 
