@@ -25,13 +25,28 @@ export function invalidInput(message: string): ApplicationFailure {
 }
 
 /**
+ * `schema.safeParse`, except that a check which throws (a refinement handed
+ * a value it cannot turn into text, input nested deeper than the stack)
+ * is a failed parse, named, rather than an exception: in a signal handler
+ * that exception would fail every workflow task from then on.
+ */
+function parseSafely<T>(schema: z.ZodType<T>, raw: unknown): { data: T } | { problem: string } {
+  try {
+    const parsed = schema.safeParse(raw);
+    return parsed.success ? { data: parsed.data } : { problem: describeZodError(parsed.error) };
+  } catch (err) {
+    return { problem: `(input): could not be checked (${err instanceof Error ? `${err.name}: ${err.message}` : 'a non-error was thrown'})` };
+  }
+}
+
+/**
  * Parses an update's input in its validator: bad input is rejected before
  * anything is written to history, with every invalid field named.
  */
 export function parseUpdateInput<T>(schema: z.ZodType<T>, raw: unknown, name: string): T {
   const bytes = payloadBytes(raw);
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw invalidInput(`Invalid ${name} input: ${describeZodError(parsed.error)}`);
+  const parsed = parseSafely(schema, raw);
+  if ('problem' in parsed) throw invalidInput(`Invalid ${name} input: ${parsed.problem}`);
   if (!Number.isFinite(bytes)) throw invalidInput(`Invalid ${name} input: a value is nested too deeply to encode.`);
   if (bytes > MAX_UPDATE_INPUT_BYTES) throw invalidInput(`Invalid ${name} input: ${bytes} bytes; the limit is ${MAX_UPDATE_INPUT_BYTES} bytes.`);
   return parsed.data;
@@ -43,9 +58,9 @@ export function parseUpdateInput<T>(schema: z.ZodType<T>, raw: unknown, name: st
  * parsed safely: what does not parse is logged, counted and ignored.
  */
 export function parseSignalInput<T>(schema: z.ZodType<T>, raw: unknown, name: string, onIgnored: (reason: string) => void): T | undefined {
-  const parsed = schema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const reason = `invalid ${name} input: ${describeZodError(parsed.error)}`;
+  const parsed = parseSafely(schema, raw);
+  if ('data' in parsed) return parsed.data;
+  const reason = `invalid ${name} input: ${parsed.problem}`;
   log.warn(`Ignoring a signal: ${reason}`, { signal: name });
   onIgnored(reason);
   return undefined;

@@ -42,6 +42,15 @@ export function checkAnswer(schema: Record<string, unknown>, content: InputConte
     .map((e) => `${e.instanceLocation === '#' ? '(content)' : e.instanceLocation.replace(/^#\//, '')}: ${e.error}`);
 }
 
+/** A property's `type` as `String` gives it, or '' when it has no text form (an object whose toString is not a function). */
+function typeName(type: unknown): string {
+  try {
+    return String(type);
+  } catch {
+    return '';
+  }
+}
+
 const schemas = builtOnce('input-request', () => {
   /** `<toolCallId>:<n>`: the n-th question of that call, the same on every attempt of it. */
   const InputId = z.string().min(3).max(300).regex(/^.+:\d{1,4}$/, 'expected "<toolCallId>:<n>"');
@@ -61,7 +70,7 @@ const schemas = builtOnce('input-request', () => {
       for (const [key, prop] of Object.entries(schema.properties)) {
         // Patterns would run inside the workflow task; MCP's primitive schemas have none, so none are taken.
         if (JSON.stringify(prop).includes('"pattern"')) ctx.addIssue({ code: 'custom', path: ['properties', key], message: 'patterns are not accepted' });
-        if (!['string', 'number', 'integer', 'boolean', 'array'].includes(String(prop.type))) {
+        if (!['string', 'number', 'integer', 'boolean', 'array'].includes(typeName(prop.type))) {
           ctx.addIssue({ code: 'custom', path: ['properties', key], message: 'type must be string, number, integer, boolean or array (of enum strings)' });
         }
       }

@@ -51,14 +51,33 @@ export type SchemaDialect = 'full' | 'legacy';
 
 /** The shape of a tool's arguments in one line, for messages the model reads. */
 export function briefSchema(spec: Pick<ToolSpec, 'parameters'>): string {
-  const props = (spec.parameters.properties ?? {}) as Record<string, { type?: unknown; format?: unknown }>;
-  const required = new Set((spec.parameters.required ?? []) as string[]);
+  // A server's schema is anything JSON can hold: every value is read so that no shape of it can throw here.
+  const props = (spec.parameters.properties ?? {}) as Record<string, { type?: unknown; format?: unknown } | null | undefined>;
+  const required = requiredNames(spec.parameters.required);
   const fields = Object.entries(props).map(([key, p]) => {
-    const type = Array.isArray(p.type) ? p.type.join('|') : String(p.type ?? 'any');
-    const format = typeof p.format === 'string' ? ` (${p.format})` : '';
+    const type = typeText(p?.type);
+    const format = typeof p?.format === 'string' ? ` (${p.format})` : '';
     return `${key}${required.has(key) ? '' : '?'}: ${type}${format}`;
   });
   return `{ ${fields.join(', ')} }`;
+}
+
+/** The names `required` lists, as a set; an empty one when it is not a list of names (a number is not iterable). */
+function requiredNames(required: unknown): Set<unknown> {
+  try {
+    return new Set((required ?? []) as Iterable<unknown>);
+  } catch {
+    return new Set();
+  }
+}
+
+/** A property's `type` as text: `a|b` for a list, `any` when absent or when it has no text form (an object whose toString is not a function). */
+function typeText(type: unknown): string {
+  try {
+    return Array.isArray(type) ? type.join('|') : String(type ?? 'any');
+  } catch {
+    return 'any';
+  }
 }
 
 /**

@@ -434,6 +434,15 @@ describe('runs started with a carried state', () => {
   });
 });
 
+describe('inputRequested signals whose schema cannot be checked', () => {
+  it.each([
+    ['a property type whose toString is not a function', json({ requestedSchema: { type: 'object', properties: { x: { type: { toString: 0 } } } } })],
+    ['a property nested 100,000 deep', text(`{"requestedSchema":{"type":"object","properties":{"x":${deepJson(100_000, 'object')}}}}`)],
+  ])('with %s is ignored and counted, and the session still answers', async (_name, arg) => {
+    await expectSignalIgnored('inputRequested', [arg]);
+  });
+});
+
 describe('session limits past their maxima', () => {
   const past = { retentionMs: 9e15, confirmationTimeoutMs: 8e15, idleTimeoutMs: 366 * 86_400_000 };
   const taskFailures = async (workflowId: string) =>

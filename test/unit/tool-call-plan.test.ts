@@ -71,6 +71,20 @@ describe('planToolCall', () => {
     expect(invalid.kind === 'reject' && invalid.detail).toMatch(/text must have at least 1 characters; when must be an ISO 8601 date-time/);
   });
 
+  it.each([
+    ['a type whose toString is not a function', { properties: { q: { type: { toString: 0 } } } }, /q\?: any/],
+    ['a type list holding such an object', { properties: { q: { type: ['string', { toString: 0 }] } } }, /q\?: any/],
+    ['a property that is null', { properties: { q: null } }, /q\?: any/],
+    ['required that is a number', { properties: { q: { type: 'string' } }, required: 5 }, /q\?: string/],
+  ])("explains bad arguments to a tool whose schema has %s (as an MCP server may list) without throwing", (_name, parameters, shape) => {
+    const hostile = new Map([['mcp_x', { ...(tools.get('local_note') as NonNullable<ReturnType<typeof tools.get>>), name: 'mcp_x', parameters: { type: 'object', ...parameters } }]]);
+    for (const args of ['{"q": ', '[1]', `{"q":"${'x'.repeat(40_000)}"}`]) {
+      const plan = planToolCall(call('mcp_x', args), hostile, policy, args.length > 30_000 ? args.length : undefined);
+      expect(plan).toMatchObject({ kind: 'reject', errorType: 'ToolInputInvalid' });
+      expect(plan.kind === 'reject' && plan.detail).toMatch(shape);
+    }
+  });
+
   it('rejects an unknown tool naming the ones that exist', () => {
     const plan = planToolCall(call('local_nope', '{}'), tools, policy);
     expect(plan.kind === 'reject' && plan.detail).toMatch(/local_drop, local_note/);

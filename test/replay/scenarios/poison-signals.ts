@@ -15,11 +15,12 @@ const SIGNALS: Array<[string, RawArg[]]> = [
   ['endSession', [text('"bye"')]],
   ['textDeltas', [json({})]],
   ['textDeltas', [json({ turnId: 'turn-99', step: 1, attempt: 1, seq: 1, deltas: [{ delta: 'injected', at: 'x' }] })]],
+  ['inputRequested', [json({ requestedSchema: { type: 'object', properties: { x: { type: { toString: 0 } } } } })]],
 ];
 
 export default defineScenario({
   name: 'poison-signals',
-  description: 'signals that do not parse (decideToolCall {}, null, approved "true"; foreign stream publishes; interrupt with a number; junk endSession and textDeltas) are ignored, and the session answers after them',
+  description: 'signals that do not parse (decideToolCall {}, null, approved "true"; foreign stream publishes; interrupt with a number; junk endSession and textDeltas; an inputRequested schema whose type has no text form) are ignored, and the session answers after them',
   env: { modelFallback: model.fallback },
   async run(ctx) {
     const session = new PoisonSession({ client: ctx.env.client, agent: ctx.env.agent, taskQueue: ctx.env.taskQueue, model }, ctx.sessionId, ctx.options(), { caseMs: 10_000, turnMs: 30_000 });
