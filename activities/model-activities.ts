@@ -5,7 +5,7 @@ import { FailureType } from '../workflows/failure-types';
 import { textDeltasSignal } from '../workflows/messages';
 import { MODEL_OUTPUT_LIMITS, TEXT_DELTAS_PER_SIGNAL } from '../workflows/model-output-limits';
 import type { CallModelInput, CallModelResult } from './activity-types';
-import { measuredModelCall, ModelPurpose, type ModelCallDeps, type ModelUsage } from './model-call';
+import { measuredModelCall, ModelPurpose, usageOf, type ModelCallDeps, type ModelUsage } from './model-call';
 import { boundToolCalls } from './model-output-bounds';
 import { StreamedToolCalls } from './streamed-tool-calls';
 import type { PromptPartResolver } from './prompt-part-resolver';
@@ -157,19 +157,22 @@ export function createModelActivities(deps: ModelActivityDeps) {
           const stream = await deps.openai.chat.completions.create(params, requestOptions);
           for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
             beat();
-            if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
-            const choice = chunk.choices[0];
+            if (chunk.usage) usage = usageOf(chunk.usage);
+            const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
             if (!choice) continue;
-            const delta = choice.delta;
-            if (delta.content || delta.tool_calls?.length) firstToken();
-            if (delta.content && content.length < MODEL_OUTPUT_LIMITS.maxTextChars) {
+            const delta = choice.delta ?? {};
+            // Text as the server sent it only when it is text: a list or an object would reach the events and the window.
+            const text = typeof delta.content === 'string' ? delta.content : '';
+            if (text || delta.tool_calls?.length) firstToken();
+            if (text && content.length < MODEL_OUTPUT_LIMITS.maxTextChars) {
               // Past the limit the rest of the answer is dropped here, before it reaches history or events.
-              const piece = delta.content.slice(0, MODEL_OUTPUT_LIMITS.maxTextChars - content.length);
+              const piece = text.slice(0, MODEL_OUTPUT_LIMITS.maxTextChars - content.length);
               content += piece;
               relay.add(piece);
             }
             calls.add(delta.tool_calls);
-            if (choice.finish_reason) finishReason = choice.finish_reason;
+            const reason: unknown = choice.finish_reason;
+            if (typeof reason === 'string' && reason !== '') finishReason = reason;
           }
           if (finishReason === null) {
             throw ApplicationFailure.retryable('The model stream ended before the model finished its answer.', FailureType.ModelUnavailable);

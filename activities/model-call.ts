@@ -195,6 +195,20 @@ function recordUsage(deps: ModelCallDeps, spec: ModelCallSpec, usage: ModelUsage
   );
 }
 
+/** A token count as a model server reports it: a whole number, 0 or more; anything else is no count. */
+const isTokenCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+
+/**
+ * The usage a model server reported, when both counts are token counts;
+ * otherwise none (as if it had not reported any). A negative, fractional or
+ * textual count would otherwise give tokens back to a budget, or turn the
+ * day's total into text.
+ */
+export function usageOf(usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined): ModelUsage | null {
+  if (!usage || !isTokenCount(usage.prompt_tokens) || !isTokenCount(usage.completion_tokens)) return null;
+  return { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens };
+}
+
 /**
  * A JSON answer, not streamed, through the measured path. `parse` runs inside
  * the attempt, so output that does not parse fails it (and is retried).
@@ -211,7 +225,7 @@ export function completeJson<T>(deps: ModelCallDeps, spec: ModelCallSpec, messag
       const choice = res.choices[0];
       return {
         value: choice?.message.content ?? null,
-        usage: res.usage ? { promptTokens: res.usage.prompt_tokens, completionTokens: res.usage.completion_tokens } : null,
+        usage: usageOf(res.usage),
         finishReason: choice?.finish_reason ?? null,
       };
     },

@@ -12,12 +12,21 @@ export class StreamedToolCalls {
   private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
 
   add(deltas: readonly ToolCallDelta[] | undefined): void {
-    for (const tc of deltas ?? []) {
-      const entry = this.calls.get(tc.index) ?? { id: '', name: '', arguments: '' };
-      if (tc.id) entry.id = tc.id;
-      if (tc.function?.name) entry.name += tc.function.name;
-      if (tc.function?.arguments) entry.arguments += tc.function.arguments;
-      this.calls.set(tc.index, entry);
+    // The SDK passes a chunk's JSON as the server wrote it: only strings are taken for the id, name and
+    // arguments, so an id sent as a list (say) never reaches the window, the archive or a carried state.
+    if (!Array.isArray(deltas)) return;
+    for (const tc of deltas as unknown[]) {
+      if (tc === null || typeof tc !== 'object') continue;
+      const { index, id, function: fn } = tc as { index?: unknown; id?: unknown; function?: { name?: unknown; arguments?: unknown } | null };
+      // A call without a usable index is the response's first (servers that answer one call often leave it out).
+      const at = typeof index === 'number' && Number.isSafeInteger(index) && index >= 0 ? index : 0;
+      const entry = this.calls.get(at) ?? { id: '', name: '', arguments: '' };
+      if (typeof id === 'string' && id !== '') entry.id = id;
+      if (fn !== null && typeof fn === 'object') {
+        if (typeof fn.name === 'string') entry.name += fn.name;
+        if (typeof fn.arguments === 'string') entry.arguments += fn.arguments;
+      }
+      this.calls.set(at, entry);
     }
   }
 

@@ -75,6 +75,8 @@ export async function replyToChat(reply: ChatReply): Promise<void> {
       return;
     case 'truncated_stream':
       return sendTruncated(reply, response.text);
+    case 'raw_chunks':
+      return sendRaw(reply, response.chunks);
     default:
       return assertNever(response);
   }
@@ -151,6 +153,19 @@ async function sendTruncated(reply: ChatReply, text: string): Promise<void> {
   }
   reply.onServerCut();
   res.destroy();
+}
+
+async function sendRaw(reply: ChatReply, chunks: unknown[]): Promise<void> {
+  const { request, res } = reply;
+  if (request.stream !== true) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(chunks[0]));
+    return;
+  }
+  const sse = new SseStream(res, reply.closed);
+  sse.open();
+  for (const chunk of chunks) await sse.send(chunk);
+  await sse.done();
 }
 
 function assertNever(value: never): never {

@@ -43,6 +43,12 @@ export const StepResponse = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('context_length') }),
   /** Assistant text that is `JSON.stringify(value)`, for structured-output calls. */
   z.strictObject({ kind: z.literal('json'), value: z.unknown() }),
+  /**
+   * Chunks sent verbatim, whatever their shape, for tests of hostile model
+   * output: each is one SSE event of a streamed answer (then `[DONE]`); a
+   * request that does not stream gets the first as its JSON body.
+   */
+  z.strictObject({ kind: z.literal('raw_chunks'), chunks: z.array(z.unknown()).min(1) }),
 ]);
 export type StepResponse = z.infer<typeof StepResponse>;
 export type StepResponseKind = StepResponse['kind'];

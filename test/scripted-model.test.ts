@@ -573,6 +573,20 @@ describe.each([
       server.assertDone();
     });
 
+    test('raw chunks reach the SDK as written, whatever their shape; a non-streamed request gets the first as its body', async () => {
+      const odd = { id: 'c', object: 'chat.completion.chunk', created: 0, model: MODEL, choices: [{ index: 0, delta: { content: ['a', 'b'] }, finish_reason: null }] };
+      server.script([{ respond: { kind: 'raw_chunks', chunks: [odd, { ...odd, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }] } }]);
+      const stream = await client.chat.completions.create({ model: MODEL, messages: user('x'), stream: true });
+      const chunks: unknown[] = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      expect(chunks).toEqual([odd, { ...odd, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }]);
+
+      server.script([{ respond: { kind: 'raw_chunks', chunks: [{ choices: 'not a list' }] } }]);
+      const body = await client.chat.completions.create({ model: MODEL, messages: user('x') });
+      expect(body).toEqual({ choices: 'not a list' });
+      server.assertDone();
+    });
+
     test('a truncated non-streamed response fails the call with the same `terminated` error', async () => {
       server.script([{ respond: { kind: 'truncated_stream', text: 'cut' } }]);
 

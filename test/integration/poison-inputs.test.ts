@@ -3,6 +3,7 @@ import { probeTools, type ProbeLog } from '../support/probe-tools';
 import { workflowIdFor } from '../../workflows/messages';
 import { LIMIT_MAXIMA } from '../../workflows/session-types';
 import { SessionArchiveRepository } from '../../activities/session-archive';
+import { USAGE_COLLECTION } from '../../activities/usage/usage-store';
 import { lastToolContent } from '../support/scripted-steps';
 import {
   DEEP,
@@ -440,6 +441,46 @@ describe('inputRequested signals whose schema cannot be checked', () => {
     ['a property nested 100,000 deep', text(`{"requestedSchema":{"type":"object","properties":{"x":${deepJson(100_000, 'object')}}}}`)],
   ])('with %s is ignored and counted, and the session still answers', async (_name, arg) => {
     await expectSignalIgnored('inputRequested', [arg]);
+  });
+});
+
+describe('model answers of hostile shape', () => {
+  it('a tool call id sent as a list, text sent as a list and usage of negative and textual counts: the call runs under an id of its own, only text reaches the session, and it archives', async () => {
+    const sessionId = uniqueId('raw-model');
+    const base = { id: 'chatcmpl-raw', object: 'chat.completion.chunk', created: 0, model: 'm' };
+    env.model.script(
+      [
+        {
+          respond: {
+            kind: 'raw_chunks',
+            chunks: [
+              { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: ['not', 'text'] }, finish_reason: null }] },
+              { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: ['x'], type: 'function', function: { name: 'local_calculate', arguments: '{"expression":"1+1"}' } }] }, finish_reason: null }] },
+              { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+              { ...base, choices: [], usage: { prompt_tokens: -1_000_000, completion_tokens: '5', total_tokens: 0 } },
+            ],
+          },
+        },
+        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Two.' } },
+      ],
+      { lane: sessionId },
+    );
+    const { turn } = await env.agent.ask(sessionOptions(sessionId), { text: 'what is 1+1?' });
+    expect(turn).toMatchObject({ outcome: 'completed', text: 'Two.', toolCalls: 1 });
+    const messages = (await env.agent.getSession(sessionId)).window.flatMap((t) => t.messages);
+    const ids = messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : m.role === 'tool' ? [m.tool_call_id] : []));
+    expect(ids).toEqual([expect.stringMatching(/^call_turn-1_1_0$/), expect.stringMatching(/^call_turn-1_1_0$/)]);
+    expect(messages.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([null, 'Two.']);
+    // The first call's counts are no counts: only the second call is recorded.
+    const usage = await eventually(async () => {
+      const docs = await env.db.collection(USAGE_COLLECTION).find({ sessionId }).toArray();
+      return docs.length > 0 ? docs : null;
+    }, 'the usage records written');
+    expect(usage.map((u) => [u.inputTokens, u.outputTokens].every((n) => typeof n === 'number' && n >= 0))).toEqual([true]);
+    await env.agent.end(sessionId, 'archive it');
+    const handle = env.client.workflow.getHandle(workflowIdFor(sessionId));
+    expect(await handle.result()).toMatchObject({ status: 'archived' });
+    expect(((await handle.fetchHistory()).events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
   });
 });
 
