@@ -114,6 +114,19 @@ function sessionOptionsOf(options: SessionOptionsInput): SessionOptions {
   return session;
 }
 
+/**
+ * The Temporal update id of a message: its clientMessageId under its
+ * sender. The server answers a second update with an id it has seen with the
+ * first one's outcome, before any validator runs, so an id that another
+ * caller could reuse (an Idempotency-Key they guessed) would hand them the
+ * first caller's answer. The session itself refuses a sender who may not
+ * send, and remembers ids per session (workflows/session-handlers.ts).
+ */
+function messageUpdateId(msg: { clientMessageId?: string; principal?: { tenant: string; user: string } }): string {
+  const sender = msg.principal ? `${encodeURIComponent(msg.principal.tenant)}/${encodeURIComponent(msg.principal.user)}/` : '';
+  return `msg-${sender}${msg.clientMessageId}`;
+}
+
 const ExpandPromptArgs = z.object({
   server: z.string().min(1).max(128),
   name: z.string().min(1).max(256),
@@ -302,7 +315,7 @@ export class AgentClient {
     // that id (the session remembers ids across runs) and then answers it without running it again.
     const msg = parseOr(SendMessageInput, { principal, ...message, clientMessageId: message.clientMessageId ?? newMessageId() }, 'message');
     const workflowId = workflowIdFor(session.sessionId);
-    const updateId = msg.clientMessageId ? { updateId: `msg-${msg.clientMessageId}` } : {};
+    const updateId = msg.clientMessageId ? { updateId: messageUpdateId(msg) } : {};
     const known = knownRunning(this.client);
     if (known.has(workflowId)) {
       const what = `sendMessage to session ${session.sessionId}`;
@@ -380,7 +393,7 @@ export class AgentClient {
       'message',
     );
     const what = `sendMessage to session ${sessionId}`;
-    const options = { args: [msg] as [typeof msg], updateId: `msg-${msg.clientMessageId}` };
+    const options = { args: [msg] as [typeof msg], updateId: messageUpdateId(msg) };
     try {
       // One call; past the server's long poll, the result comes from the run that accepted it (client/accepting-run.ts).
       return await this.deadline.prompt(what, () => (this.messages ?? this.client.workflow).getHandle(workflowIdFor(sessionId)).executeUpdate(sendMessageUpdate, options));

@@ -303,6 +303,19 @@ describe('HTTP API', () => {
     env.model.assertDone(sessionId);
   });
 
+  it("another tenant's caller who sends ana's Idempotency-Key to her session gets 403, not her answer", async () => {
+    const sessionId = uniqueId('api-idem-other');
+    env.model.script([{ respond: { kind: 'text', text: 'For ana only.' } }], { lane: sessionId });
+    const first = await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'secret question', waitForTurn: true }, { 'idempotency-key': 'order-7' });
+    expect(await first.json()).toMatchObject({ turn: { text: 'For ana only.' } });
+    for (const token of [tokens.eve, tokens.bob]) {
+      const other = await call('POST', `/v1/sessions/${sessionId}/messages`, token, { text: 'x', waitForTurn: true }, { 'idempotency-key': 'order-7' });
+      expect(other.status).toBe(403);
+      expect(JSON.stringify(await other.json())).not.toContain('For ana only.');
+    }
+    expect(env.model.requestsFor(sessionId)).toHaveLength(1);
+  });
+
   it('If-Match with a stale version is 409 with the current version; a malformed one is 422', async () => {
     const sessionId = uniqueId('api-ver');
     env.model.script([{ respond: { kind: 'text', text: 'v1.' } }], { lane: sessionId });
