@@ -21,6 +21,14 @@ export interface KeyFactLimits {
 
 export const DEFAULT_KEY_FACT_LIMITS: KeyFactLimits = { maxFacts: 20, maxValueChars: 200 };
 
+/** The longest subject a fact keeps (runs with patch `key-fact-subjects-clipped`; workflows/session-context.ts). */
+export const MAX_SUBJECT_CHARS = 80;
+
+/** The facts with every subject within MAX_SUBJECT_CHARS. */
+export function clipSubjects(facts: readonly KeyFact[]): KeyFact[] {
+  return facts.map((f) => (f.subject.length <= MAX_SUBJECT_CHARS ? f : { ...f, subject: clip(f.subject, MAX_SUBJECT_CHARS) }));
+}
+
 const MONTH = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
 const WEEKDAY = '(?:mon|tues|wednes|thurs|fri|satur|sun)day';
 const DATE_WORDS = [

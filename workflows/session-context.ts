@@ -1,6 +1,17 @@
 import type { ChatMessage } from './chat-message';
 import { isTurnNote, planEviction, planUnfoldedCap, turnNote, type WindowLimits } from './context-window';
-import { extractKeyFacts, mergeKeyFacts, renderKeyFacts, type KeyFact } from './key-facts';
+import { MAX_SUBJECT_CHARS, clipSubjects, extractKeyFacts, mergeKeyFacts, renderKeyFacts, type KeyFact } from './key-facts';
+import { isPatched } from './patches';
+
+/**
+ * Patch id: a key fact's subject is clipped to MAX_SUBJECT_CHARS. Before,
+ * only its value was: a rule stated in one long word ("never " and 99,000
+ * letters) or a tool result's JSON key ending in "Id" became a subject as
+ * long, pinned in every prompt, and twenty of them put every model call
+ * over its size limit. Asked only for such a subject, so other histories
+ * replay unchanged.
+ */
+export const KEY_FACT_SUBJECTS_CLIPPED = 'key-fact-subjects-clipped';
 import { assemblePrompt } from './prompt-assembly';
 import { emptySummary, isEmptySummary, MAX_SUMMARY_NOTES, renderSummary, type SessionSummary } from './session-summary';
 import type { Turn } from './session-types';
@@ -39,7 +50,9 @@ export class SessionContext {
 
   /** Adds a finished turn, pins its key facts and moves what overflows the window to the fold queue. */
   addTurn(turn: Turn): void {
-    this.state.keyFacts = mergeKeyFacts(this.state.keyFacts, extractKeyFacts(turn.messages, turn.turnId, turn.endedAt));
+    let facts = extractKeyFacts(turn.messages, turn.turnId, turn.endedAt);
+    if (facts.some((f) => f.subject.length > MAX_SUBJECT_CHARS) && isPatched(KEY_FACT_SUBJECTS_CLIPPED)) facts = clipSubjects(facts);
+    this.state.keyFacts = mergeKeyFacts(this.state.keyFacts, facts);
     const { keep, evict } = planEviction([...this.state.window, turn], this.limits);
     this.state.window = keep;
     this.state.unfolded = [...this.state.unfolded, ...evict];

@@ -484,6 +484,21 @@ describe('model answers of hostile shape', () => {
   });
 });
 
+describe('key facts from long input', () => {
+  it('rules stated in one 99,000-letter word pin subjects of at most 80 characters, and the turns still run', async () => {
+    const sessionId = uniqueId('long-rule');
+    env.model.script([{ respond: { kind: 'text', text: 'Noted.' }, times: 2 }], { lane: sessionId });
+    for (const letter of ['a', 'b']) {
+      expect((await env.agent.ask(sessionOptions(sessionId), { text: `never ${letter}${'x'.repeat(99_000)}` })).turn.outcome).toBe('completed');
+    }
+    const { keyFacts } = await env.agent.getSession(sessionId);
+    expect(keyFacts.map((f) => [f.subject.slice(0, 13), f.subject.length <= 80])).toEqual([
+      ['rule: never a', true],
+      ['rule: never b', true],
+    ]);
+  });
+});
+
 describe('session limits past their maxima', () => {
   const past = { retentionMs: 9e15, confirmationTimeoutMs: 8e15, idleTimeoutMs: 366 * 86_400_000 };
   const taskFailures = async (workflowId: string) =>
