@@ -118,9 +118,9 @@ export class EventEmitter {
    * Used after an interrupt: the model activity flushes its deltas before it
    * acknowledges cancellation, so they are already in the log.
    */
-  streamedText(turnId: string, step: number): string {
+  streamedText(turnId: string, step: number, newestAttemptOnly: () => boolean = () => false): string {
     const items = this.logged().log;
-    const parts: string[] = [];
+    const parts: Array<{ delta: string; attempt: number }> = [];
     for (let i = items.length - 1; i >= 0; i--) {
       const item = items[i];
       if (!item || item.topic !== EVENTS_TOPIC) continue;
@@ -129,9 +129,14 @@ export class EventEmitter {
         if (event.turnId !== turnId) break;
         continue;
       }
-      if (event.type === 'text_delta' && event.turnId === turnId && event.step === step) parts.push(event.delta);
+      if (event.type === 'text_delta' && event.turnId === turnId && event.step === step) parts.push({ delta: event.delta, attempt: event.attempt });
     }
-    return parts.reverse().join('');
+    parts.reverse();
+    // A failed attempt's deltas are on the stream too (marked by attempt): the answer is the newest attempt's alone.
+    const newest = Math.max(...parts.map((p) => p.attempt));
+    const mixed = parts.some((p) => p.attempt !== newest);
+    const kept = mixed && newestAttemptOnly() ? parts.filter((p) => p.attempt === newest) : parts;
+    return kept.map((p) => p.delta).join('');
   }
 
   /**

@@ -56,6 +56,14 @@ export const TURN_READS_IN_ONE = 'turn-reads-in-one';
  */
 export const TURN_READ_FAILURE_ENDS_TURN = 'turn-read-failure-ends-turn';
 
+/**
+ * Patch id: an interrupted answer keeps the text of the model call's newest
+ * attempt only. Before, a failed attempt's streamed text (on the stream,
+ * marked by attempt) was joined to the retry's: "Hello worHello world".
+ * Asked only when attempts are mixed, so other histories replay unchanged.
+ */
+export const INTERRUPTED_TEXT_NEWEST_ATTEMPT = 'interrupted-text-newest-attempt';
+
 /** A read the turn starts with failed; the turn ends as failed with this type and message. */
 export class TurnReadFailed extends Error {
   readonly errorType = FailureType.TurnReadFailed;
@@ -270,7 +278,7 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
   } catch (err) {
     if (isCancellation(err)) {
       outcome = 'interrupted';
-      const partial = events.streamedText(turn.turnId, turn.step);
+      const partial = events.streamedText(turn.turnId, turn.step, () => isPatched(INTERRUPTED_TEXT_NEWEST_ATTEMPT));
       // Tool calls without results would be rejected by the model API next turn: keep the text only.
       const kept = messages.filter((m) => m.role === 'user' || (m.role === 'assistant' && !m.tool_calls));
       messages.splice(0, messages.length, ...kept);

@@ -140,6 +140,30 @@ describe('interrupts', () => {
     expect(view.counters.interrupts).toBe(1);
   });
 
+  it("keeps only the newest attempt's text when a model call that was retried is interrupted", async () => {
+    const sessionId = uniqueId('s');
+    const answer = 'Hello world, this answer streams slowly word by word';
+    env.model.script(
+      [
+        { respond: { kind: 'truncated_stream', text: 'Hello wor' } },
+        { respond: { kind: 'text', text: answer, chunkSize: 5, delayMs: 300 } },
+      ],
+      { lane: sessionId },
+    );
+    const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'say hello' });
+    const streamed = await collectEvents(env.agent, sessionId, (e) => e.type === 'text_delta' && e.attempt === 2);
+    // Not vacuous: the failed attempt's text is on the stream too.
+    expect(streamed.some((e) => e.event.type === 'text_delta' && e.event.attempt === 1)).toBe(true);
+    await env.agent.interrupt(sessionId, 'stop');
+    const done = (await collectEvents(env.agent, sessionId, turnCompleted(turnId))).at(-1)!.event;
+    expect(done).toMatchObject({ type: 'turn_completed', outcome: 'interrupted' });
+    const partial = done.type === 'turn_completed' ? done.text : '';
+    expect(partial.length).toBeGreaterThan(0);
+    expect(answer.startsWith(partial)).toBe(true);
+    const view = await env.agent.getSession(sessionId);
+    expect(view.window.at(-1)?.messages.at(-1)).toMatchObject({ role: 'assistant', content: `${partial} [interrupted: stop]` });
+  });
+
   it('aborts a hanging model request', async () => {
     const sessionId = uniqueId('s');
     env.model.script([{ respond: { kind: 'hang' } }], { lane: sessionId });
