@@ -60,7 +60,19 @@ const MessageHeaders = z.object({
 
 export const MessageAccepted = SendMessageResult.extend({ sessionId: z.string(), turn: TurnResult.optional() }).openapi('MessageAccepted');
 
-export const Decision = z.object({ approved: z.boolean(), reason: z.string().max(2_000).optional() }).strict().openapi('Decision');
+export const Decision = z
+  .object({
+    approved: z.boolean(),
+    reason: z.string().max(2_000).optional(),
+    confirmationId: z
+      .string()
+      .min(1)
+      .max(700)
+      .optional()
+      .openapi({ description: "The request decided (a pending confirmation's confirmationId): taken only if that request still waits. Models reuse call ids, so a decision by id alone may land on a later call under the same id." }),
+  })
+  .strict()
+  .openapi('Decision');
 export const ReasonBody = z.object({ reason: z.string().max(2_000).optional() }).strict().openapi('Reason');
 
 const problemResponses = (...statuses: number[]) =>

@@ -181,9 +181,10 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
 
   app.openapi(decideRoute, async (c) => {
     const { sessionId, toolCallId } = c.req.valid('param');
-    const { approved, reason } = c.req.valid('json');
+    const { approved, reason, confirmationId } = c.req.valid('json');
     const agent = agentFor(c);
-    await (approved ? agent.approve(sessionId, toolCallId, reason) : agent.deny(sessionId, toolCallId, reason));
+    const which = confirmationId ? { confirmationId } : {};
+    await (approved ? agent.approve(sessionId, toolCallId, reason, which) : agent.deny(sessionId, toolCallId, reason, which));
     return c.body(null, 204);
   });
 

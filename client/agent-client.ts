@@ -472,12 +472,19 @@ export class AgentClient {
     return view;
   }
 
-  async approve(sessionId: string, toolCallId: string, reason?: string): Promise<void> {
-    await this.decide(sessionId, { toolCallId, approved: true, reason });
+  /**
+   * Approves a held tool call. With `confirmationId` (from the
+   * `confirmation_required` event or `getSession().pendingConfirmations`)
+   * the approval is taken only for that request: models reuse call ids, and
+   * an approval by id alone may land on a later call under the same id.
+   */
+  async approve(sessionId: string, toolCallId: string, reason?: string, options: { confirmationId?: string } = {}): Promise<void> {
+    await this.decide(sessionId, { toolCallId, approved: true, reason, ...options });
   }
 
-  async deny(sessionId: string, toolCallId: string, reason?: string): Promise<void> {
-    await this.decide(sessionId, { toolCallId, approved: false, reason });
+  /** Denies a held tool call; `confirmationId` as for `approve`. */
+  async deny(sessionId: string, toolCallId: string, reason?: string, options: { confirmationId?: string } = {}): Promise<void> {
+    await this.decide(sessionId, { toolCallId, approved: false, reason, ...options });
   }
 
   private async decide(sessionId: string, input: DecideToolCallInput): Promise<void> {

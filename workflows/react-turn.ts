@@ -435,6 +435,7 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
     const waitStarted = nowMs();
     const decision = await ctx.awaitDecision({
       toolCallId: call.id,
+      confirmationId: `${turnId}:${step}:${call.id}`,
       toolName,
       arguments: plan.args,
       risk: plan.risk,

@@ -163,10 +163,19 @@ export function registerSessionHandlers(run: SessionRun): void {
     },
   );
 
+  /** The call waiting under the decision's id is another request than the one it names (a confirmationId given). */
+  const otherRequest = (decision: DecideToolCallInput): boolean =>
+    decision.confirmationId !== undefined && run.pending.get(decision.toolCallId)?.confirmationId !== decision.confirmationId;
+
   const decide = (decision: DecideToolCallInput, via: 'signal' | 'update'): void => {
     if (via === 'signal' && !signalAllowed(decision.principal, 'decide', 'decideToolCall')) return;
     if (!run.pending.has(decision.toolCallId) || run.decisions.has(decision.toolCallId)) {
       log.warn('Ignoring a decision for an unknown or decided tool call', { toolCallId: decision.toolCallId, via });
+      if (via === 'signal') ignore();
+      return;
+    }
+    if (otherRequest(decision)) {
+      log.warn('Ignoring a decision for another request under the same tool call id', { toolCallId: decision.toolCallId, via });
       if (via === 'signal') ignore();
       return;
     }
@@ -189,10 +198,17 @@ export function registerSessionHandlers(run: SessionRun): void {
     },
     {
       validator: (raw) => {
-        const { toolCallId: id, principal } = parseUpdateInput(DecideToolCallInput, raw, 'decideToolCall');
+        const decision = parseUpdateInput(DecideToolCallInput, raw, 'decideToolCall');
+        const { toolCallId: id, principal } = decision;
         requireAllowed(principal, 'decide');
         if (!run.pending.has(id)) throw ApplicationFailure.nonRetryable(`No tool call ${id} is waiting for confirmation.`, FailureType.ConfirmationUnknown);
         if (run.decisions.has(id)) throw ApplicationFailure.nonRetryable(`Tool call ${id} was already decided.`, FailureType.ConfirmationUnknown);
+        if (otherRequest(decision)) {
+          throw ApplicationFailure.nonRetryable(
+            `Tool call ${id} waiting for confirmation now is another request than ${decision.confirmationId} (the model used the id again); read the pending call and decide it by its own confirmationId.`,
+            FailureType.ConfirmationUnknown,
+          );
+        }
       },
     },
   );

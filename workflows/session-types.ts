@@ -151,6 +151,13 @@ const schemas = builtOnce('session-types', () => {
 
   const DecideToolCallInput = z.object({
     toolCallId: z.string().min(1).max(256),
+    /**
+     * The request decided, as `confirmation_required` and `getSession` name
+     * it: a decision that gives one is taken only for that request. Models
+     * reuse call ids across steps, so a late decision by id alone could
+     * decide a later call the person never saw.
+     */
+    confirmationId: z.string().min(1).max(700).optional(),
     approved: z.boolean(),
     reason: z.string().max(2_000).optional(),
     /** Who decides: the owner, or an approver or admin of the owner's tenant. */
@@ -209,6 +216,8 @@ const schemas = builtOnce('session-types', () => {
 
   const PendingConfirmation = z.object({
     toolCallId: z.string(),
+    /** This request, one of its own even when the model reuses the call id: `<turnId>:<step>:<toolCallId>` (absent in events of older versions). */
+    confirmationId: z.string().optional(),
     toolName: z.string(),
     arguments: z.unknown(),
     risk: RiskLevel,

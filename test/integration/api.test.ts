@@ -401,6 +401,32 @@ describe('HTTP API', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('a decision naming a request that no longer waits is refused when the model used the call id again; the new request is decided by its own confirmationId', async () => {
+    const sessionId = uniqueId('api-reused-id');
+    const wipe = { respond: { kind: 'tool_calls' as const, calls: [{ id: 'call_0', name: 'local_wipe', arguments: { confirmText: 'all' } }] } };
+    env.model.script([wipe, wipe, { respond: { kind: 'text', text: 'Left them.' } }], { lane: sessionId });
+    const { turnId } = (await (await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'wipe my notes' })).json()) as { turnId: string };
+    type View = { pendingConfirmations: Array<{ toolCallId: string; confirmationId?: string }> };
+    const heldAfter = (seen: string[]) =>
+      eventually(async () => {
+        const held = ((await (await call('GET', `/v1/sessions/${sessionId}`, tokens.ana)).json()) as View).pendingConfirmations[0];
+        return held?.confirmationId && !seen.includes(held.confirmationId) ? held : null;
+      }, 'a request held for confirmation');
+    const first = await heldAfter([]);
+    expect(first).toMatchObject({ toolCallId: 'call_0', confirmationId: `${turnId}:1:call_0` });
+    expect((await call('POST', `/v1/sessions/${sessionId}/tool-calls/call_0/decision`, tokens.ana, { approved: false, confirmationId: first.confirmationId })).status).toBe(204);
+    const second = await heldAfter([first.confirmationId!]);
+    expect(second).toMatchObject({ toolCallId: 'call_0', confirmationId: `${turnId}:2:call_0` });
+    // A late approval of the first request (a page still showing it) must not approve the second.
+    const stale = await call('POST', `/v1/sessions/${sessionId}/tool-calls/call_0/decision`, tokens.ana, { approved: true, confirmationId: first.confirmationId });
+    expect(stale.status).toBe(404);
+    expect(await stale.json()).toMatchObject({ type: expect.stringMatching(/ConfirmationUnknown$/), detail: expect.stringMatching(/another request than .*:1:call_0/) });
+    expect(((await (await call('GET', `/v1/sessions/${sessionId}`, tokens.ana)).json()) as View).pendingConfirmations).toEqual([expect.objectContaining({ confirmationId: second.confirmationId })]);
+    expect((await call('POST', `/v1/sessions/${sessionId}/tool-calls/call_0/decision`, tokens.ana, { approved: false, confirmationId: second.confirmationId })).status).toBe(204);
+    await readSse(`/v1/sessions/${sessionId}/events`, tokens.ana, turnDone(turnId));
+    expect(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`))).toHaveLength(0);
+  });
+
   it('lists sessions a caller may read, and an approvals inbox: the held call shows as awaiting_approval to the owner and a tenant approver only, and is approved from there once', async () => {
     const sessionId = uniqueId('api-inbox');
     scriptWipe(sessionId);

@@ -283,14 +283,18 @@ describe('updates with bad input are rejected by their validators', () => {
     expectAlive(check);
   });
 
-  it('decideToolCall update with approved "true" is rejected naming approved, and the pending call can still be approved', async () => {
+  it.each([
+    ['approved "true"', json({ toolCallId: 'call_1', approved: 'true' }), /^SessionInputInvalid: .*approved/],
+    ['a confirmationId that is a number', json({ toolCallId: 'call_1', approved: true, confirmationId: 5 }), /^SessionInputInvalid: .*confirmationId/],
+    ['a confirmationId of 1,000 characters', json({ toolCallId: 'call_1', approved: true, confirmationId: 'x'.repeat(1_000) }), /^SessionInputInvalid: .*confirmationId/],
+    ['the confirmationId of another request', json({ toolCallId: 'call_1', approved: true, confirmationId: 'turn-0:1:call_1', principal: { tenant: 'acme', user: 'ana' } }), /^ConfirmationUnknown: .*another request than turn-0:1:call_1/],
+  ])('decideToolCall update with %s is rejected naming why, and the pending call can still be approved', async (_name, arg, why) => {
     const session = await newSession();
     const turnId = await pendingWipe(session);
-    const outcome = await session.deliver(updateCase('decideToolCall', [json({ toolCallId: 'call_1', approved: 'true' })]));
+    const outcome = await session.deliver(updateCase('decideToolCall', [arg]));
     expect(outcome.delivery).toBe(Delivery.rejected);
-    expect(outcome.detail).toMatch(/^SessionInputInvalid: .*approved/);
+    expect(outcome.detail).toMatch(why);
     expect(await updateAccepted(env.client, session.workflowId, outcome.updateId!)).toBe(false);
-    // Decided before the check: the check's message would otherwise interrupt the waiting turn.
     await env.agent.approve(session.sessionId, 'call_1');
     expect(await env.agent.waitForTurn(session.sessionId, turnId)).toMatchObject({ outcome: 'completed', text: 'Wiped.' });
     const check = await session.check();

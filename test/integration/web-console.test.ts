@@ -267,6 +267,32 @@ describe('web console', () => {
     expect(result.error.message).toMatch(/declined this action: not today/);
   });
 
+  it('a call id the model uses again in the next step gets a card of its own, and approving it there runs that call once', async () => {
+    const sessionId = uniqueId('web-reused-id');
+    const wipe = { respond: { kind: 'tool_calls' as const, calls: [{ id: 'call_wipe', name: 'local_wipe', arguments: { confirmText: 'all' } }] } };
+    env.model.script([wipe, wipe, { respond: { kind: 'text', text: 'Wiped on the second ask.' } }], { lane: sessionId });
+    const page = await signedIn(tokens.ana, `#/sessions/${sessionId}`);
+    await waitForText(page, 'your first message starts it');
+    await send(page, 'wipe my notes');
+    const cards = '::-p-aria([name="Tool call local_wipe"][role="article"])';
+    const first = await page.waitForSelector(cards);
+    await (await first!.waitForSelector(button('Deny')))!.click();
+    // The second request under the same id: a second card, waiting, while the first keeps its denial.
+    await page.waitForFunction(
+      `(() => { const c = document.querySelectorAll('article[aria-label="Tool call local_wipe"]'); return c.length === 2 && c[1].innerText.includes('Waiting for approval'); })()`,
+      { polling: POLL_MS, timeout: 20_000 },
+    );
+    const both = await page.$$(cards);
+    const texts = await Promise.all(both.map((c) => c.evaluate((el) => (el as unknown as { innerText: string }).innerText)));
+    expect(texts[0]).toContain('Denied by acme/ana');
+    expect(texts[1]).not.toContain('Denied');
+    // The composer sticks over the bottom of the page: scroll to the end, as a person would, to reach the card.
+    await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
+    await (await both[1]!.waitForSelector(button('Approve')))!.click();
+    await waitForAnswer(page, 'turn-1', 'outcome', 'Wiped on the second ask.');
+    expect(runsOf(sessionId)).toHaveLength(1);
+  });
+
   it('Stop ends a long answer: the turn is marked interrupted and its text stops growing', async () => {
     const sessionId = uniqueId('web-stop');
     const long = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');

@@ -86,10 +86,11 @@ export function applyEvent(t: Transcript, offset: number, e: AgentEvent): Transc
     else turns[index] = change(turns[index]!);
     return { ...next, turns };
   };
-  const withTool = (turnId: string, toolCallId: string, change: (part: ToolPart) => ToolPart, create?: () => ToolPart) =>
+  const withTool = (turnId: string, toolCallId: string, change: (part: ToolPart) => ToolPart, create?: () => ToolPart, step?: number) =>
     withTurn(turnId, (turn) => {
-      // Models may reuse a call id in a later step: the newest card with it is the one meant.
-      const index = turn.parts.findLastIndex((p) => p.kind === 'tool' && p.toolCallId === toolCallId);
+      // Models may reuse a call id in a later step: a call of another step is a card of its own, and an
+      // event that names no step means the newest card with the id.
+      const index = turn.parts.findLastIndex((p) => p.kind === 'tool' && p.toolCallId === toolCallId && (step === undefined || p.step === step));
       const parts = [...turn.parts];
       if (index >= 0) parts[index] = change(parts[index] as ToolPart);
       else if (create) parts.push(change(create()));
@@ -111,7 +112,7 @@ export function applyEvent(t: Transcript, offset: number, e: AgentEvent): Transc
         return { ...turn, parts };
       });
     case 'tool_call_start':
-      return withTool(e.turnId, e.toolCallId, (p) => p, () => ({ kind: 'tool', step: e.step, toolCallId: e.toolCallId, toolName: e.toolName, argumentsPreview: e.argumentsPreview }));
+      return withTool(e.turnId, e.toolCallId, (p) => p, () => ({ kind: 'tool', step: e.step, toolCallId: e.toolCallId, toolName: e.toolName, argumentsPreview: e.argumentsPreview }), e.step);
     case 'tool_call_progress':
       return withTool(e.turnId, e.toolCallId, (p) => ({ ...p, progress: { progress: e.progress, ...(e.total !== undefined ? { total: e.total } : {}), ...(e.message ? { message: e.message } : {}) } }));
     case 'tool_call_result':
@@ -120,6 +121,7 @@ export function applyEvent(t: Transcript, offset: number, e: AgentEvent): Transc
         e.toolCallId,
         (p) => ({ ...p, result: { ok: e.ok, preview: e.preview, durationMs: e.durationMs, ...(e.errorType ? { errorType: e.errorType } : {}), ...(e.waitedMs !== undefined ? { waitedMs: e.waitedMs } : {}) } }),
         () => ({ kind: 'tool', step: e.step, toolCallId: e.toolCallId, toolName: e.toolName, argumentsPreview: '' }),
+        e.step,
       );
     case 'confirmation_required': {
       const c = e.confirmation;

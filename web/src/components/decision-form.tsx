@@ -9,7 +9,20 @@ export type Decided = { approved: boolean; reason?: string };
  * Approve or Deny a held tool call, with an optional reason the model is
  * told. Used by the approval cards in the chat and by the inbox.
  */
-export function DecisionForm({ sessionId, toolCallId, toolName, onDecided }: { sessionId: string; toolCallId: string; toolName: string; onDecided?: (d: Decided) => void }) {
+export function DecisionForm({
+  sessionId,
+  toolCallId,
+  confirmationId,
+  toolName,
+  onDecided,
+}: {
+  sessionId: string;
+  toolCallId: string;
+  /** The request shown: the decision is taken only if it still waits (a later call may reuse the id). */
+  confirmationId?: string;
+  toolName: string;
+  onDecided?: (d: Decided) => void;
+}) {
   const { api } = useSigned();
   const reasonId = useId();
   const [reason, setReason] = useState('');
@@ -21,7 +34,7 @@ export function DecisionForm({ sessionId, toolCallId, toolName, onDecided }: { s
     setProblem(undefined);
     const trimmed = reason.trim();
     try {
-      await api.post(`/v1/sessions/${seg(sessionId)}/tool-calls/${seg(toolCallId)}/decision`, { approved, ...(trimmed ? { reason: trimmed } : {}) });
+      await api.post(`/v1/sessions/${seg(sessionId)}/tool-calls/${seg(toolCallId)}/decision`, { approved, ...(trimmed ? { reason: trimmed } : {}), ...(confirmationId ? { confirmationId } : {}) });
       onDecided?.({ approved, ...(trimmed ? { reason: trimmed } : {}) });
     } catch (err) {
       setProblem(asProblem(err));

@@ -91,7 +91,7 @@ export function ToolCard({ sessionId, part, turnOver }: { sessionId: string; par
           </>
         ) : null}
       </dl>
-      {waiting ? <DecisionForm sessionId={sessionId} toolCallId={part.toolCallId} toolName={part.toolName} /> : null}
+      {waiting ? <DecisionForm sessionId={sessionId} toolCallId={part.toolCallId} confirmationId={part.confirmation?.confirmationId} toolName={part.toolName} /> : null}
     </article>
   );
 }

@@ -8,8 +8,9 @@ import { formatTime, json } from '../format';
 import { usePoll } from '../poll';
 import { hrefFor } from '../router';
 
-const keyOf = (a: { sessionId: string; toolCallId: string }) => `${a.sessionId}/${a.toolCallId}`;
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+/** One request: a later call under the same id (models reuse them) is a card of its own. */
+const keyOf = (a: PendingApproval) => `${a.sessionId}/${a.toolCallId}/${text(a.confirmation.confirmationId) ?? ''}`;
 
 /** The approvals inbox: every call held for a person in the sessions this person may decide. */
 export function ApprovalsPage() {
@@ -30,7 +31,7 @@ export function ApprovalsPage() {
         {pending.map((a) => (
           <li key={keyOf(a)}>
             <ApprovalCard item={a}>
-              <DecisionForm sessionId={a.sessionId} toolCallId={a.toolCallId} toolName={a.toolName} onDecided={(d) => setDecided((list) => [{ ...a, decision: d }, ...list])} />
+              <DecisionForm sessionId={a.sessionId} toolCallId={a.toolCallId} confirmationId={text(a.confirmation.confirmationId)} toolName={a.toolName} onDecided={(d) => setDecided((list) => [{ ...a, decision: d }, ...list])} />
             </ApprovalCard>
           </li>
         ))}
