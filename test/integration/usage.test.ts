@@ -106,13 +106,14 @@ describe('budgets', () => {
   let budgeted: TestEnv;
   const tenant = uniqueId('tb');
   const paying = uniqueId('tc');
+  const rich = uniqueId('td');
   beforeAll(async () => {
     budgeted = await startTestEnv({
       name: 'budget',
       extraTools: probeTools(log),
       pricing: { prices: PRICES, currency: 'EUR' },
       // A user's token limit, and a whole tenant's cost limit below what one scripted call costs.
-      budgets: { tenants: { [paying]: { costPerDay: 0.00001 } }, users: { [`${tenant}/ana`]: { tokensPerDay: 1 } } },
+      budgets: { tenants: { [paying]: { costPerDay: 0.00001 }, [rich]: { costPerDay: 1_000 } }, users: { [`${tenant}/ana`]: { tokensPerDay: 1 } } },
     });
   });
   afterAll(async () => {
@@ -182,5 +183,17 @@ describe('budgets', () => {
     expect(second.turn.outcome).toBe('budget_exceeded');
     expect(second.turn.modelCalls).toBe(0);
     expect(budgeted.model.requestsFor(other)).toHaveLength(0);
+  }, 60_000);
+
+  it('under a cost budget, a session that names a model without a price gets no model call, told why; the priced default model still answers', async () => {
+    const as = budgeted.agent.as({ tenant: rich, user: 'erin' });
+    const unpriced = uniqueId('budget-unpriced');
+    const turn = (await as.ask(sessionOptions(unpriced, { namespace: { tenant: rich, user: 'erin' }, model: { name: 'free-lunch-model' } }), { text: 'hi' })).turn;
+    expect(turn).toMatchObject({ outcome: 'budget_exceeded', modelCalls: 0 });
+    expect(turn.error).toMatch(/BudgetExceeded: .*tenant .*: 1000 EUR a day; the session's model "free-lunch-model" has no price in MODEL_PRICES/);
+    expect(budgeted.model.requestsFor(unpriced)).toHaveLength(0);
+    const priced = uniqueId('budget-priced');
+    budgeted.model.script([{ respond: { kind: 'text', text: 'Priced.' } }], { lane: priced });
+    expect((await as.ask(sessionOptions(priced, { namespace: { tenant: rich, user: 'erin' } }), { text: 'hi' })).turn).toMatchObject({ outcome: 'completed', text: 'Priced.' });
   }, 60_000);
 });
