@@ -114,8 +114,13 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
   app.onError((err, c) => {
     // Hono's own refusals (malformed JSON 400, wrong content type 415) keep their status.
     if (err instanceof HTTPException && err.status < 500) {
-      const failureType = err.status === 415 ? 'UnsupportedMediaType' : 'RequestInvalid';
-      return sendProblem(c, err.status, failureType, `${err.message || 'The request could not be read'}.`);
+      if (err.status === 415) {
+        const sent = c.req.header('content-type');
+        // The value is echoed only when it is short printable text: a header is the caller's, but not a place for a payload.
+        const named = sent === undefined ? 'none was sent' : /^[\x20-\x7e]{1,100}$/.test(sent) ? `"${sent}" was sent` : 'another was sent';
+        return sendProblem(c, 415, 'UnsupportedMediaType', `The body must be JSON, sent with Content-Type: application/json; ${named}.`);
+      }
+      return sendProblem(c, err.status, 'RequestInvalid', `${err.message || 'The request could not be read'}.`);
     }
     const problem = problemFor(err);
     if (problem.status >= 500) log(`api: ${c.req.method} ${c.req.path} failed: ${err instanceof Error ? err.name : 'error'}`);

@@ -362,6 +362,12 @@ describe('HTTP API', () => {
     // A body that does not parse is named too, beside the path.
     const broken = await call('POST', '/v1/sessions/has%20space/messages', tokens.ana, '{');
     expect(await paths(broken)).toEqual(['param.sessionId', 'json']);
+    // A JSON body sent without a content type, or with another: 415 says which header to send and what came.
+    const untyped = await fetch(`${base}/v1/sessions/${uniqueId('api')}/messages`, { method: 'POST', headers: { authorization: `Bearer ${tokens.ana}` }, body: new TextEncoder().encode('{"text":"hi"}') });
+    expect(untyped.status).toBe(415);
+    expect(await untyped.json()).toMatchObject({ detail: 'The body must be JSON, sent with Content-Type: application/json; none was sent.' });
+    const plain = await fetch(`${base}/v1/sessions/${uniqueId('api')}/messages`, { method: 'POST', headers: { authorization: `Bearer ${tokens.ana}`, 'content-type': 'text/plain' }, body: '{"text":"hi"}' });
+    expect(await plain.json()).toMatchObject({ detail: 'The body must be JSON, sent with Content-Type: application/json; "text/plain" was sent.' });
   });
 
   it('hostile bodies get a problem, never a 500: broken JSON, null, arrays, deep nesting, wrong content type', async () => {
