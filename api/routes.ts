@@ -250,6 +250,11 @@ export const MemoryItem = z
   })
   .openapi('Memory');
 
+/** Memories a session kept under a project (its options' `project`) are that project's: named to be listed, deleted or audited. */
+const ProjectQuery = z.object({
+  project: z.string().min(1).max(128).optional().openapi({ description: "The project the memories were kept under (a session's options.project); absent, the user's memories outside any project" }),
+});
+
 export const listMemoriesRoute = createRoute({
   method: 'get',
   path: '/v1/users/{tenant}/{user}/memories',
@@ -257,7 +262,7 @@ export const listMemoriesRoute = createRoute({
   security,
   request: {
     params: UserParams,
-    query: z.object({
+    query: ProjectQuery.extend({
       status: z
         .string()
         .regex(/^(active|superseded|expired|deleted)(,(active|superseded|expired|deleted))*$/)
@@ -291,6 +296,7 @@ export const deleteMemoryRoute = createRoute({
   security,
   request: {
     params: MemoryIdParams,
+    query: ProjectQuery,
     body: { required: false, content: { 'application/json': { schema: ReasonBody } } },
   },
   responses: {
@@ -334,7 +340,7 @@ export const memoryAuditRoute = createRoute({
   path: '/v1/users/{tenant}/{user}/memories/{memoryId}/audit',
   summary: 'One memory\'s audit trail, oldest first: each change with its action, reason, who made it, when, and the memory before and after (that user, or an admin of the tenant)',
   security,
-  request: { params: MemoryIdParams },
+  request: { params: MemoryIdParams, query: ProjectQuery },
   responses: {
     200: {
       description: 'The audit trail',

@@ -310,10 +310,10 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
 
   app.openapi(listMemoriesRoute, async (c) => {
     const { tenant, user } = c.req.valid('param');
-    const { status, kind, q, limit, cursor } = c.req.valid('query');
+    const { status, kind, q, limit, cursor, project } = c.req.valid('query');
     const statuses = status ? ([...new Set(status.split(','))] as Array<'active' | 'superseded' | 'expired' | 'deleted'>) : undefined;
     const result = await agentFor(c).listMemories({
-      namespace: { tenant, user },
+      namespace: { tenant, user, ...(project ? { project } : {}) },
       ...(statuses ? { statuses } : {}),
       ...(kind ? { kinds: [kind] } : {}),
       ...(q ? { contains: q } : {}),
@@ -325,16 +325,20 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
 
   app.openapi(deleteMemoryRoute, async (c) => {
     const { tenant, user, memoryId } = c.req.valid('param');
+    const { project } = c.req.valid('query');
     const reason = c.req.valid('json')?.reason;
-    const result = await agentFor(c).deleteMemory({ namespace: { tenant, user }, memoryId, ...(reason ? { reason } : {}) });
-    if (!result.deleted) throw new ProblemError(404, 'MemoryNotFound', `No active memory ${memoryId} for ${tenant}/${user}.`);
+    const result = await agentFor(c).deleteMemory({ namespace: { tenant, user, ...(project ? { project } : {}) }, memoryId, ...(reason ? { reason } : {}) });
+    if (!result.deleted) throw new ProblemError(404, 'MemoryNotFound', `No active memory ${memoryId} for ${tenant}/${user}${project ? ` in project ${project}` : ' outside any project (a project memory needs ?project=)'}.`);
     return c.json({ deleted: true as const, ...(result.memory ? { memory: result.memory } : {}) }, 200);
   });
 
   app.openapi(memoryAuditRoute, async (c) => {
     const { tenant, user, memoryId } = c.req.valid('param');
-    const result = await agentFor(c).memoryAudit({ namespace: { tenant, user }, memoryId });
-    if (result.entries.length === 0 && result.malformed === 0) throw new ProblemError(404, 'MemoryNotFound', `No memory ${memoryId} for ${tenant}/${user}.`);
+    const { project } = c.req.valid('query');
+    const result = await agentFor(c).memoryAudit({ namespace: { tenant, user, ...(project ? { project } : {}) }, memoryId });
+    if (result.entries.length === 0 && result.malformed === 0) {
+      throw new ProblemError(404, 'MemoryNotFound', `No memory ${memoryId} for ${tenant}/${user}${project ? ` in project ${project}` : ' outside any project (a project memory needs ?project=)'}.`);
+    }
     return c.json({ memoryId, entries: result.entries, malformed: result.malformed }, 200);
   });
 

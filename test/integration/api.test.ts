@@ -811,6 +811,37 @@ describe('HTTP API', () => {
     expect((await at(`/v1/users/acme/${user}/memories/not-an-id`, { method: 'DELETE' })).status).toBe(422);
   });
 
+  it('memories kept under a project are listed, deleted and audited with ?project=, and stay apart from the user\'s others', async () => {
+    const user = uniqueId('memproject');
+    const now = new Date();
+    const repo = new MemoryRepository(env.db);
+    await repo.ensureIndexes();
+    const common = { source: userSource('s-1', 'turn-1'), statedAt: now, expiresAt: new Date(now.getTime() + 30 * DAY) };
+    await repo.forNamespace({ tenant: 'acme', user }).writeFact(fact('home city', 'Lisbon', common), { actor: { by: 'import' }, now });
+    const inProject = await repo.forNamespace({ tenant: 'acme', user, project: 'apollo' }).writeFact(fact('launch date', 'Friday', common), { actor: { by: 'import' }, now });
+    const { token, entry } = mintToken({ tenant: 'acme', user });
+    const server = await listen(createApi({ agent: env.agent, tokens: new TokenBook([entry]) }).app, 0);
+    closers.push(server.close);
+    const at = (method: string, path: string, body?: unknown) =>
+      fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const memories = `/v1/users/acme/${user}/memories`;
+    type List = { memories: Array<{ id: string; text: string }> };
+    const texts = async (path: string) => ((await (await at('GET', path)).json()) as List).memories.map((m) => m.text);
+    expect(await texts(memories)).toEqual(["The user's home city is Lisbon."]);
+    expect(await texts(`${memories}?project=apollo`)).toEqual(["The user's launch date is Friday."]);
+    const outside = await at('DELETE', `${memories}/${inProject.memoryId}`);
+    expect(outside.status).toBe(404);
+    expect(await outside.json()).toMatchObject({ detail: expect.stringMatching(/outside any project \(a project memory needs \?project=\)/) });
+    expect((await at('DELETE', `${memories}/${inProject.memoryId}?project=apollo`, { reason: 'launch moved' })).status).toBe(200);
+    expect(await texts(`${memories}?project=apollo`)).toEqual([]);
+    const trail = (await (await at('GET', `${memories}/${inProject.memoryId}/audit?project=apollo`)).json()) as { entries: Array<{ action: string; reason: string }> };
+    expect(trail.entries.map((e) => [e.action, e.reason])).toEqual([
+      ['create', expect.any(String)],
+      ['delete', 'launch moved'],
+    ]);
+    expect(await texts(memories)).toEqual(["The user's home city is Lisbon."]);
+  });
+
   it('a memory\'s audit trail is read over HTTP (its user or a tenant admin; others 403): each change with reason, actor, before and after; a deletion names who deleted it, user or admin', async () => {
     const user = uniqueId('memaudit');
     const now = new Date();

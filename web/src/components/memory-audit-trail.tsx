@@ -45,7 +45,7 @@ function changeText(entry: MemoryAuditEntry): string {
  * the memory changes): each version's action, when, by whom, why, and what
  * it changed.
  */
-export function MemoryAuditTrail({ path, memoryId, updatedAt }: { path: string; memoryId: string; updatedAt: string }) {
+export function MemoryAuditTrail({ path, query = '', memoryId, updatedAt }: { path: string; query?: string; memoryId: string; updatedAt: string }) {
   const { api } = useSigned();
   const regionId = useId();
   const [open, setOpen] = useState(false);
@@ -56,7 +56,7 @@ export function MemoryAuditTrail({ path, memoryId, updatedAt }: { path: string; 
     if (!open) return;
     const controller = new AbortController();
     setProblem(undefined);
-    api.get<MemoryAudit>(`${path}/audit`, controller.signal).then(
+    api.get<MemoryAudit>(`${path}/audit${query}`, controller.signal).then(
       (a) => setAudit(a),
       (err: unknown) => {
         if (!controller.signal.aborted) setProblem(asProblem(err));
@@ -64,7 +64,7 @@ export function MemoryAuditTrail({ path, memoryId, updatedAt }: { path: string; 
     );
     return () => controller.abort();
     // A change to the memory (a deletion, say) is a new entry: read the trail again.
-  }, [open, path, api, updatedAt]);
+  }, [open, path, query, api, updatedAt]);
 
   return (
     <div class="audit">

@@ -26,14 +26,17 @@ const MAX_SHOWN = 500;
 
 function MemoryBrowser({ tenant, user, admin }: { tenant: string; user: string; admin: boolean }) {
   const { api } = useSigned();
-  const ids = { user: useId(), q: useId(), kind: useId() };
+  const ids = { user: useId(), q: useId(), kind: useId(), project: useId() };
   const [who, setWho] = useState(user);
   const [q, setQ] = useState('');
   const [kind, setKind] = useState('');
+  // Memories a session kept under a project (its options' project) are listed apart from the user's others.
+  const [project, setProject] = useState('');
+  const inProject = project.trim() ? `?${new URLSearchParams({ project: project.trim() }).toString()}` : '';
   const [statuses, setStatuses] = useState<MemoryStatus[]>(['active']);
   // The newest matches first; "Show more" asks for more of them, up to what the API gives at once.
   const [limit, setLimit] = useState(PAGE);
-  const params = new URLSearchParams({ ...(q.trim() ? { q: q.trim() } : {}), ...(kind ? { kind } : {}), ...(statuses.length ? { status: statuses.join(',') } : {}), limit: String(limit) }).toString();
+  const params = new URLSearchParams({ ...(project.trim() ? { project: project.trim() } : {}), ...(q.trim() ? { q: q.trim() } : {}), ...(kind ? { kind } : {}), ...(statuses.length ? { status: statuses.join(',') } : {}), limit: String(limit) }).toString();
   const base = `/v1/users/${seg(tenant)}/${seg(user)}/memories`;
   const list = usePoll((signal) => api.get<{ memories: Memory[]; malformed: number; next?: string }>(`${base}?${params}`, signal), 15_000, `${base}?${params}`);
   const memories = list.data?.memories ?? [];
@@ -67,6 +70,10 @@ function MemoryBrowser({ tenant, user, admin }: { tenant: string; user: string; 
           <input id={ids.q} type="search" maxLength={200} value={q} onInput={(e) => setQ(e.currentTarget.value)} />
         </div>
         <div class="field">
+          <label for={ids.project}>Project (empty: outside any project)</label>
+          <input id={ids.project} type="text" maxLength={128} value={project} onInput={(e) => setProject(e.currentTarget.value)} />
+        </div>
+        <div class="field">
           <label for={ids.kind}>Kind</label>
           <select id={ids.kind} value={kind} onChange={(e) => setKind(e.currentTarget.value)}>
             <option value="">any</option>
@@ -90,7 +97,7 @@ function MemoryBrowser({ tenant, user, admin }: { tenant: string; user: string; 
       <ul class="cards">
         {memories.map((m) => (
           <li key={m.id}>
-            <MemoryCard memory={m} path={`${base}/${seg(m.id)}`} onDeleted={list.refresh} />
+            <MemoryCard memory={m} path={`${base}/${seg(m.id)}`} query={inProject} onDeleted={list.refresh} />
           </li>
         ))}
       </ul>
@@ -108,7 +115,7 @@ function MemoryBrowser({ tenant, user, admin }: { tenant: string; user: string; 
   );
 }
 
-function MemoryCard({ memory: m, path, onDeleted }: { memory: Memory; path: string; onDeleted: () => void }) {
+function MemoryCard({ memory: m, path, query, onDeleted }: { memory: Memory; path: string; query: string; onDeleted: () => void }) {
   const { api } = useSigned();
   const reasonId = useId();
   const [reason, setReason] = useState('');
@@ -118,7 +125,7 @@ function MemoryCard({ memory: m, path, onDeleted }: { memory: Memory; path: stri
     setBusy(true);
     setProblem(undefined);
     try {
-      await api.request('DELETE', path, reason.trim() ? { body: { reason: reason.trim() } } : {});
+      await api.request('DELETE', `${path}${query}`, reason.trim() ? { body: { reason: reason.trim() } } : {});
       onDeleted();
     } catch (err) {
       setProblem(asProblem(err));
@@ -183,7 +190,7 @@ function MemoryCard({ memory: m, path, onDeleted }: { memory: Memory; path: stri
         </form>
       ) : null}
       {problem ? <ProblemView problem={problem} context="Not deleted" /> : null}
-      <MemoryAuditTrail path={path} memoryId={m.id} updatedAt={m.updatedAt} />
+      <MemoryAuditTrail path={path} query={query} memoryId={m.id} updatedAt={m.updatedAt} />
     </article>
   );
 }
