@@ -13,6 +13,7 @@ import { MetricsHistory, type MetricsSeries } from '../../api/metrics-history';
 import { DAY, fact, seededRandom, userSource } from '../support/memory-fixtures';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
+import type { AgentClient } from '../../client/agent-client';
 import { scrape, total } from '../../api/prometheus-text';
 import { eventually, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 import { buildConsole } from '../../web/build';
@@ -810,6 +811,49 @@ describe('HTTP API', () => {
     expect(trail.memories.map((m) => [m.id, m.status])).toEqual([[target.id, 'deleted']]);
     expect((await at(`/v1/users/acme/${user}/memories/not-an-id`, { method: 'DELETE' })).status).toBe(422);
   });
+
+  it('an approvals inbox of many sessions reads them a few at a time, and lists every held call', async () => {
+    const owner = uniqueId('inbox-user');
+    const ids = Array.from({ length: 12 }, () => uniqueId('api-many'));
+    for (const id of ids) scriptWipe(id);
+    const ownerToken = mintToken({ tenant: 'acme', user: owner });
+    const boss = book.lookup(tokens.boss)!;
+    // The API's client, counting how many session reads are in flight at once.
+    let inFlight = 0;
+    let most = 0;
+    const counting = (client: AgentClient): AgentClient =>
+      new Proxy(client, {
+        get(target, prop, receiver) {
+          if (prop === 'as') return (p: Parameters<AgentClient['as']>[0]) => counting(target.as(p));
+          if (prop === 'getSession') {
+            return async (sessionId: string) => {
+              most = Math.max(most, ++inFlight);
+              try {
+                return await target.getSession(sessionId);
+              } finally {
+                inFlight--;
+              }
+            };
+          }
+          return Reflect.get(target, prop, receiver);
+        },
+      });
+    const server = await listen(createApi({ agent: counting(env.agent), tokens: new TokenBook([ownerToken.entry, boss]) }).app, 0);
+    closers.push(server.close);
+    const get = (path: string, token: string) => fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    const post = (path: string, token: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    for (const id of ids) expect((await post(`/v1/sessions/${id}/messages`, ownerToken.token, { text: 'wipe my notes' })).status).toBe(202);
+    type Inbox = { approvals: Array<{ sessionId: string }> };
+    const listed = await eventually(async () => {
+      most = 0;
+      const items = ((await (await get('/v1/approvals?limit=200', tokens.boss)).json()) as Inbox).approvals.filter((a) => ids.includes(a.sessionId));
+      return items.length === ids.length ? items : null;
+    }, 'every held call in the inbox', 30_000);
+    expect(listed.map((a) => a.sessionId).sort()).toEqual([...ids].sort());
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(8);
+    for (const id of ids) await post(`/v1/sessions/${id}/tool-calls/call_wipe/decision`, ownerToken.token, { approved: false });
+  }, 60_000);
 
   it('memories kept under a project are listed, deleted and audited with ?project=, and stay apart from the user\'s others', async () => {
     const user = uniqueId('memproject');
