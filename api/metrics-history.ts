@@ -98,7 +98,7 @@ export class MetricsHistory {
     const scraped = await Promise.allSettled(this.workerUrls.map((url) => scrape(url, Math.min(5_000, this.options.everyMs))));
     scraped.forEach((r, i) => {
       if (r.status === 'fulfilled') foldScrape(r.value, metrics);
-      else unreachable.push({ url: this.workerUrls[i]!, error: r.reason instanceof Error ? r.reason.message : String(r.reason) });
+      else unreachable.push({ url: shownUrl(this.workerUrls[i]!), error: withoutCredentials(r.reason instanceof Error ? r.reason.message : String(r.reason), this.workerUrls[i]!) });
     });
     this.samples.push({ at: new Date().toISOString(), metrics, unreachable });
     if (this.samples.length > this.options.keep) this.samples.splice(0, this.samples.length - this.options.keep);
@@ -111,8 +111,27 @@ export class MetricsHistory {
       everyMs: this.options.everyMs,
       keep: this.options.keep,
       catalog: (Object.values(METRICS) as MetricSpec[]).map(({ name, kind, capability, help, labels }) => ({ name, kind, capability, help, labels: [...labels] })),
-      workers: this.workerUrls,
+      workers: this.workerUrls.map(shownUrl),
       samples: since === undefined ? [...this.samples] : this.samples.filter((s) => Date.parse(s.at) > since),
     };
   }
+}
+
+/** A worker's metrics address as the dashboard shows it: a user name or password in it (basic auth) is left out. */
+function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.username && !u.password) return url;
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^/@\s]*@/, '//');
+  }
+}
+
+/** A scrape's error text with the address's credentials, if any, taken out (a fetch error may repeat the URL). */
+function withoutCredentials(message: string, url: string): string {
+  const shown = shownUrl(url);
+  return shown === url ? message : message.split(url).join(shown);
 }

@@ -83,7 +83,10 @@ export function problemFor(err: unknown): ProblemError {
     return new ProblemError(type === 'ConfirmationUnknown' ? 404 : 422, type, err.message);
   }
   if (err instanceof TruncatedOffsetError) return new ProblemError(410, 'TruncatedOffset', err.message, { earliestOffset: err.earliestOffset });
-  if (err instanceof TemporalUnreachableError) return new ProblemError(503, 'TemporalUnreachable', err.message);
-  if (err instanceof TemporalCallTimeoutError) return new ProblemError(504, 'TemporalCallTimeout', err.message);
+  // The server's address and task queue are the operator's to read (the API's log has the whole message), not every caller's.
+  if (err instanceof TemporalUnreachableError) return new ProblemError(503, 'TemporalUnreachable', 'The workflow service is unreachable; retry shortly. The API server\'s log names the address it tried.', { retryAfterSeconds: 5 });
+  if (err instanceof TemporalCallTimeoutError) {
+    return new ProblemError(504, 'TemporalCallTimeout', `${err.operation} did not finish within ${err.timeoutMs} ms: no worker took it in time. It may still take effect when one does; read the session before you retry.`);
+  }
   return new ProblemError(500, 'Internal', 'The server failed to handle the request; it was logged.');
 }

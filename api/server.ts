@@ -128,7 +128,8 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
       return sendProblem(c, err.status, 'RequestInvalid', `${err.message || 'The request could not be read'}.`);
     }
     const problem = problemFor(err);
-    if (problem.status >= 500) log(`api: ${c.req.method} ${c.req.path} failed: ${err instanceof Error ? err.name : 'error'}`);
+    // The whole message for the operator (a Temporal error names the address and task queue); the caller gets the problem's text.
+    if (problem.status >= 500) log(`api: ${c.req.method} ${c.req.path} failed: ${err instanceof Error ? `${err.name}${problem.status === 500 ? '' : `: ${err.message}`}` : 'error'}`);
     return sendProblem(c, problem.status, problem.failureType, problem.message, problem.extra);
   });
   app.notFound((c) => sendProblem(c, 404, 'RouteNotFound', `No route ${c.req.method} ${c.req.path}; see /openapi.json.`));

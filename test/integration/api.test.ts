@@ -226,7 +226,8 @@ describe('HTTP API', () => {
     const sessionId = uniqueId('api-series');
     env.model.script([{ respond: { kind: 'text', text: 'Counted.' } }], { lane: sessionId });
     await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'count me', waitForTurn: true });
-    const history = new MetricsHistory([env.metricsUrl, 'http://127.0.0.1:9/metrics'], { everyMs: 60_000, keep: 2 });
+    // The second worker's address carries basic-auth credentials, which no answer may show.
+    const history = new MetricsHistory([env.metricsUrl, 'http://scraper:s3cret@127.0.0.1:9/metrics'], { everyMs: 60_000, keep: 2 });
     const entries = [tokens.admin, tokens.ana].map((t) => book.lookup(t)!);
     book = new TokenBook(entries);
   const api = createApi({ agent: env.agent, tokens: book, metricsHistory: history });
@@ -238,7 +239,9 @@ describe('HTTP API', () => {
     for (let i = 0; i < 3; i++) await history.sampleNow();
     const res = await fetch(`${server.url}/v1/metrics/series`, { headers: { authorization: `Bearer ${tokens.admin}` } });
     expect(res.status).toBe(200);
-    const series = (await res.json()) as MetricsSeries;
+    const seriesText = await res.text();
+    expect(seriesText).not.toContain('s3cret');
+    const series = JSON.parse(seriesText) as MetricsSeries;
     // Only the newest `keep` samples are kept, oldest first.
     expect(series.samples).toHaveLength(2);
     expect(Date.parse(series.samples[0]!.at)).toBeLessThanOrEqual(Date.parse(series.samples[1]!.at));

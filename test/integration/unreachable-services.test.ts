@@ -5,6 +5,8 @@ import { Client, Connection } from '@temporalio/client';
 import { AgentClient, TemporalCallTimeoutError, TemporalUnreachableError } from '../../client';
 import { loadConfig } from '../../workers/config';
 import { freePort, pipeToUpstream } from '../support/net';
+import { mintToken, TokenBook } from '../../api/auth';
+import { createApi, listen } from '../../api/server';
 import { sessionOptions, uniqueId } from '../support/test-env';
 
 /** A TCP proxy in front of the shared Temporal server that can be cut, so the stack itself is never stopped. */
@@ -98,6 +100,41 @@ describe('client calls while the Temporal server is unreachable', () => {
       // connection is closed first (seen once in CI).
     }
   });
+});
+
+describe('the HTTP API while Temporal is out of reach', () => {
+  it('answers 504 and then 503 with what to do, keeping the server address and task queue for its own log', async () => {
+    const proxy = await CuttableProxy.start(config.temporal.address);
+    const taskQueue = uniqueId('tq-api-down');
+    const agent = await AgentClient.connect({ address: proxy.address, namespace: config.temporal.namespace, taskQueue, callTimeoutMs: 1_500 });
+    const { token, entry } = mintToken({ tenant: 'acme', user: 'ana' });
+    const logged: string[] = [];
+    const server = await listen(createApi({ agent, tokens: new TokenBook([entry]), log: (line) => logged.push(line) }).app, 0);
+    const sessionId = uniqueId('api-down');
+    const post = () =>
+      fetch(`${server.url}/v1/sessions/${sessionId}/messages`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hello?' }) });
+    try {
+      // No worker polls the task queue: the call times out.
+      const late = await post();
+      expect(late.status).toBe(504);
+      const lateText = await late.text();
+      expect(JSON.parse(lateText)).toMatchObject({ failureType: 'TemporalCallTimeout', detail: expect.stringMatching(/no worker took it in time/) });
+      await proxy.cut();
+      const down = await post();
+      expect(down.status).toBe(503);
+      const downText = await down.text();
+      expect(JSON.parse(downText)).toMatchObject({ failureType: 'TemporalUnreachable', detail: expect.stringMatching(/retry shortly/) });
+      for (const body of [lateText, downText]) {
+        expect(body).not.toContain(proxy.address);
+        expect(body).not.toContain(taskQueue);
+      }
+      // The operator's log has both.
+      expect(logged.join('\n')).toContain(taskQueue);
+      expect(logged.join('\n')).toContain(proxy.address);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
 });
 
 /** Runs the worker entry point and returns its exit code and stderr. */
