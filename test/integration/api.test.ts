@@ -820,7 +820,7 @@ describe('HTTP API', () => {
     const ids = Array.from({ length: 12 }, () => uniqueId('api-many'));
     for (const id of ids) scriptWipe(id);
     const ownerToken = mintToken({ tenant: 'acme', user: owner });
-    const boss = book.lookup(tokens.boss)!;
+    const approver = mintToken({ tenant: 'acme', user: 'inbox-boss', roles: ['approver'] });
     // The API's client, counting how many session reads are in flight at once.
     let inFlight = 0;
     let most = 0;
@@ -841,7 +841,7 @@ describe('HTTP API', () => {
           return Reflect.get(target, prop, receiver);
         },
       });
-    const server = await listen(createApi({ agent: counting(env.agent), tokens: new TokenBook([ownerToken.entry, boss]) }).app, 0);
+    const server = await listen(createApi({ agent: counting(env.agent), tokens: new TokenBook([ownerToken.entry, approver.entry]) }).app, 0);
     closers.push(server.close);
     const get = (path: string, token: string) => fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
     const post = (path: string, token: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -849,7 +849,7 @@ describe('HTTP API', () => {
     type Inbox = { approvals: Array<{ sessionId: string }> };
     const listed = await eventually(async () => {
       most = 0;
-      const items = ((await (await get('/v1/approvals?limit=200', tokens.boss)).json()) as Inbox).approvals.filter((a) => ids.includes(a.sessionId));
+      const items = ((await (await get('/v1/approvals?limit=200', approver.token)).json()) as Inbox).approvals.filter((a) => ids.includes(a.sessionId));
       return items.length === ids.length ? items : null;
     }, 'every held call in the inbox', 30_000);
     expect(listed.map((a) => a.sessionId).sort()).toEqual([...ids].sort());
