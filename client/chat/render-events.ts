@@ -16,6 +16,24 @@ export interface EventRendererOptions {
 const ARGS_MAX = 140;
 const PREVIEW_MAX = 160;
 
+/**
+ * Characters a terminal acts on rather than shows: C0 controls but tab and
+ * newline, DEL, C1 controls (ESC and CSI start the sequences that move the
+ * cursor, erase lines or retitle the window), and the bidirectional
+ * overrides that reorder what is shown. Text from the model, a tool or an
+ * MCP server could otherwise rewrite or hide what the chat printed before,
+ * a confirmation prompt included.
+ */
+const TERMINAL_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Every string in `value` with the terminal's control characters taken out. */
+export function withoutControls<T>(value: T): T {
+  if (typeof value === 'string') return value.replace(TERMINAL_CONTROLS, '') as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => withoutControls(v)) as T;
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [withoutControls(k), withoutControls(v)])) as T;
+  return value;
+}
+
 /** Cuts a single-line rendering of `value` to `max` characters. */
 export function oneLine(value: unknown, max: number): string {
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
@@ -82,7 +100,9 @@ export class EventRenderer {
     this.write(`${text}\n`);
   }
 
-  render(event: AgentEvent): void {
+  render(received: AgentEvent): void {
+    // Our own styling is added below; everything the event brings is shown, never acted on.
+    const event = withoutControls(received);
     const s = this.style;
     switch (event.type) {
       case 'text_delta': {
