@@ -1,8 +1,10 @@
 import type { SessionView } from '../../workflows/session-types';
-import { oneLine } from './render-events';
+import { oneLine, withoutControls } from './render-events';
 
 /** A few readable lines about a session, for `/session`. */
-export function describeSession(view: SessionView): string[] {
+export function describeSession(received: SessionView): string[] {
+  // Tool names, the last answer and its error come from the model and tools: shown, never acted on by the terminal.
+  const view = withoutControls(received);
   const c = view.counters;
   const pending = view.pendingConfirmations.map((p) => `${p.toolName} (${p.toolCallId})`).join(', ') || 'none';
   const last = view.lastTurn;
