@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { LIST_CURSOR_PATTERN } from '../activities/memory/memory-docs';
 import { AuditAction, AuditActor } from '../activities/memory/memory-types';
 import { Problem } from './problem';
-import { LIMIT_MAXIMA, describeMaximum, type BoundedLimit, SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionLimits, SessionOptions, SessionView, TurnResult } from '../workflows/session-types';
+import { LIMIT_MAXIMA, SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionLimits, SessionOptions, SessionView, TurnResult } from '../workflows/session-types';
 import { EventStreamMessage } from './event-stream-messages';
 
 /*
@@ -24,7 +24,7 @@ const ToolCallParams = SessionIdParam.extend({
 /** The session's limits, those with a maximum held to it (LIMIT_MAXIMA: the workflow refuses more). */
 const BoundedLimits = SessionLimits.extend(
   Object.fromEntries(
-    Object.entries(LIMIT_MAXIMA).map(([name, max]) => [name, SessionLimits.shape[name as BoundedLimit].unwrap().max(max, `at most ${describeMaximum(name as BoundedLimit)}`).optional()]),
+    Object.entries(LIMIT_MAXIMA).map(([name, max]) => [name, SessionLimits.shape[name as keyof typeof LIMIT_MAXIMA].unwrap().max(max, `at most ${max} ms (${max / 86_400_000} days)`).optional()]),
   ),
 );
 

@@ -15,28 +15,17 @@ export const SESSION_ID_RULE = 'letters, digits, ".", "_", ":" or "-", at most 1
 const DAY_MS = 24 * 3600_000;
 
 /**
- * The most a session's limits may be. Past them a deadline the workflow
+ * The longest a session's limits may be. Past them a deadline the workflow
  * computes may not be a time at all (a date past the year 275760, a timer
- * longer than the server takes), a session would outlive any operator's
- * intent, a window would outgrow what one model call may send (every turn
- * then fails, and the state a run carries on outgrows what Temporal takes),
- * or a run's history would pass the server's own limit (51,200 events, at
- * which it terminates the run). Runs started before these bounds keep what
- * they were given (workflows/agent-session.ts).
+ * longer than the server takes), and a session would outlive any
+ * operator's intent. Runs started before these bounds keep what they were
+ * given (workflows/agent-session.ts).
  */
 export const LIMIT_MAXIMA = {
   confirmationTimeoutMs: 30 * DAY_MS,
   idleTimeoutMs: 365 * DAY_MS,
   retentionMs: 100 * 365 * DAY_MS,
-  windowMaxTokens: 100_000,
-  maxHistoryEvents: 50_000,
 } as const;
-
-/** A maximum as a person reads it: days for a time, the number for a count. */
-export const describeMaximum = (name: BoundedLimit): string => {
-  const max = LIMIT_MAXIMA[name];
-  return name.endsWith('Ms') ? `${max} (${max / DAY_MS} days)` : String(max);
-};
 
 export type BoundedLimit = keyof typeof LIMIT_MAXIMA;
 
@@ -46,7 +35,7 @@ export function limitsOverMaxima(limits: Partial<Record<BoundedLimit, unknown>> 
   const over: string[] = [];
   for (const [name, max] of Object.entries(LIMIT_MAXIMA) as Array<[BoundedLimit, number]>) {
     const value = limits[name];
-    if (typeof value === 'number' && value > max) over.push(`limits.${name} is ${value}, more than the most allowed, ${describeMaximum(name)}`);
+    if (typeof value === 'number' && value > max) over.push(`limits.${name} is ${value}, more than the most allowed, ${max} (${max / DAY_MS} days)`);
   }
   return over;
 }

@@ -504,7 +504,7 @@ describe('key facts from long input', () => {
 });
 
 describe('session limits past their maxima', () => {
-  const past = { retentionMs: 9e15, confirmationTimeoutMs: 8e15, idleTimeoutMs: 366 * 86_400_000, windowMaxTokens: 10_000_000, maxHistoryEvents: 1_000_000 };
+  const past = { retentionMs: 9e15, confirmationTimeoutMs: 8e15, idleTimeoutMs: 366 * 86_400_000 };
   const taskFailures = async (workflowId: string) =>
     ((await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
 
@@ -516,7 +516,7 @@ describe('session limits past their maxima', () => {
       () => 'completed',
       (err: unknown) => String((err as { cause?: { message?: string } }).cause?.message ?? err),
     );
-    expect(failure).toMatch(new RegExp(`^Invalid session options: limits\\.${name} is ${value}, more than the most allowed, \\d+${name.endsWith('Ms') ? ' \\(\\d+ days\\)' : '\\.'}`));
+    expect(failure).toMatch(new RegExp(`^Invalid session options: limits\\.${name} is ${value}, more than the most allowed, \\d+ \\(\\d+ days\\)`));
     expect(await taskFailures(handle.workflowId)).toBe(0);
   });
 
