@@ -157,7 +157,9 @@ export function createModelActivities(deps: ModelActivityDeps) {
           const stream = await deps.openai.chat.completions.create(params, requestOptions);
           for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
             beat();
-            if (chunk.usage) usage = usageOf(chunk.usage);
+            // The last usage that holds counts; a later chunk with broken counts does not erase a good one.
+            const reported = chunk.usage ? usageOf(chunk.usage) : null;
+            if (reported) usage = reported;
             const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
             if (!choice) continue;
             const delta = choice.delta ?? {};

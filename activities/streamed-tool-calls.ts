@@ -10,6 +10,21 @@ type ToolCallDelta = NonNullable<ChatCompletionChunk.Choice['delta']['tool_calls
  */
 export class StreamedToolCalls {
   private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
+  /** The call the last fragment went to, and the highest index seen. */
+  private last: number | undefined;
+  private highest = -1;
+
+  /**
+   * Where a fragment without an index goes (some servers leave it out): a
+   * new id starts a call of its own, anything else continues the call the
+   * last fragment went to (or starts the first).
+   */
+  private slotWithoutIndex(id: unknown): number {
+    if (this.last === undefined) return 0;
+    const current = this.calls.get(this.last);
+    const startsAnother = typeof id === 'string' && id !== '' && current !== undefined && current.id !== '' && current.id !== id;
+    return startsAnother ? this.highest + 1 : this.last;
+  }
 
   add(deltas: readonly ToolCallDelta[] | undefined): void {
     // The SDK passes a chunk's JSON as the server wrote it: only strings are taken for the id, name and
@@ -18,8 +33,9 @@ export class StreamedToolCalls {
     for (const tc of deltas as unknown[]) {
       if (tc === null || typeof tc !== 'object') continue;
       const { index, id, function: fn } = tc as { index?: unknown; id?: unknown; function?: { name?: unknown; arguments?: unknown } | null };
-      // A call without a usable index is the response's first (servers that answer one call often leave it out).
-      const at = typeof index === 'number' && Number.isSafeInteger(index) && index >= 0 ? index : 0;
+      const at = typeof index === 'number' && Number.isSafeInteger(index) && index >= 0 ? index : this.slotWithoutIndex(id);
+      this.last = at;
+      if (at > this.highest) this.highest = at;
       const entry = this.calls.get(at) ?? { id: '', name: '', arguments: '' };
       if (typeof id === 'string' && id !== '') entry.id = id;
       if (fn !== null && typeof fn === 'object') {

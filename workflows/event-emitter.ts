@@ -133,7 +133,9 @@ export class EventEmitter {
     }
     parts.reverse();
     // A failed attempt's deltas are on the stream too (marked by attempt): the answer is the newest attempt's alone.
-    const newest = Math.max(...parts.map((p) => p.attempt));
+    // A loop, not Math.max(...): a step may have streamed more deltas than a call takes arguments.
+    let newest = 0;
+    for (const p of parts) if (p.attempt > newest) newest = p.attempt;
     const mixed = parts.some((p) => p.attempt !== newest);
     const kept = mixed && newestAttemptOnly() ? parts.filter((p) => p.attempt === newest) : parts;
     return kept.map((p) => p.delta).join('');
