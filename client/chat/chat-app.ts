@@ -6,7 +6,7 @@ import { workflowIdFor } from '../../workflows/messages';
 import type { AgentEvent } from '../../workflows/events';
 import type { PendingConfirmation, SessionOptionsInput } from '../../workflows/session-types';
 import { describeSession } from './describe-session';
-import { EventRenderer, oneLine } from './render-events';
+import { EventRenderer, oneLine, withoutControls } from './render-events';
 import { ProgressWatchdog } from './progress-watchdog';
 import { SessionFeed } from './session-feed';
 import { lookUpSession, workflowPollers } from './session-probe';
@@ -175,7 +175,8 @@ export class ChatApp {
 
   private async listPrompts(): Promise<void> {
     try {
-      const { prompts, unavailable } = await this.agent.listPrompts();
+      // Names and descriptions come from the MCP servers: shown, never acted on by the terminal.
+      const { prompts, unavailable } = withoutControls(await this.agent.listPrompts());
       if (prompts.length === 0) this.say(this.style.dim('No MCP server offers prompts.'));
       for (const p of prompts) {
         const args = p.arguments.map((a) => `${a.name}${a.required ? '' : '?'}`).join(', ');
@@ -202,7 +203,7 @@ export class ChatApp {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('arguments must be a JSON object');
       args = Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
       const expanded = await this.agent.expandPrompt(server, name, args);
-      this.say(this.style.dim(`  (prompt ${server}/${name}) ${expanded.text.length > 200 ? `${expanded.text.slice(0, 199)}…` : expanded.text}`));
+      this.say(this.style.dim(`  (prompt ${server}/${name}) ${oneLine(expanded.text, 200)}`));
       return this.send(expanded.text);
     } catch (err) {
       this.say(this.style.red(`Could not expand the prompt: ${err instanceof Error ? err.message : String(err)}`));
@@ -339,8 +340,10 @@ export class ChatApp {
     }
     this.confirmations.shift();
     try {
-      if (yes) await this.agent.approve(this.sessionId, pending.toolCallId, 'approved in the chat');
-      else await this.agent.deny(this.sessionId, pending.toolCallId, 'declined in the chat');
+      // The request shown, not whatever waits under its id now: the model may have asked again under the same id.
+      const which = pending.confirmationId ? { confirmationId: pending.confirmationId } : {};
+      if (yes) await this.agent.approve(this.sessionId, pending.toolCallId, 'approved in the chat', which);
+      else await this.agent.deny(this.sessionId, pending.toolCallId, 'declined in the chat', which);
     } catch (err) {
       this.say(this.style.red(`Could not send the decision: ${err instanceof Error ? err.message : String(err)}`));
     }

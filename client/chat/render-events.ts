@@ -37,7 +37,7 @@ export function withoutControls<T>(value: T): T {
 /** Cuts a single-line rendering of `value` to `max` characters. */
 export function oneLine(value: unknown, max: number): string {
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = withoutControls(text.replace(/\s+/g, ' ')).trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
