@@ -18,7 +18,15 @@ export interface Family {
 
 /** Scrapes a Prometheus endpoint and parses it (within `timeoutMs`). */
 export async function scrape(url: string, timeoutMs = 5_000): Promise<Map<string, Family>> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  // fetch refuses a URL with credentials in it: a basic-auth user and password go in the Authorization header.
+  const target = new URL(url);
+  const headers: Record<string, string> = {};
+  if (target.username || target.password) {
+    headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`;
+    target.username = '';
+    target.password = '';
+  }
+  const res = await fetch(target, { headers, signal: AbortSignal.timeout(timeoutMs) });
   if (res.status !== 200) throw new Error(`GET ${url}: ${res.status}`);
   return parseExposition(await res.text());
 }

@@ -24,7 +24,11 @@ const ToolCallParams = SessionIdParam.extend({
 /** The session's limits, those with a maximum held to it (LIMIT_MAXIMA: the workflow refuses more). */
 const BoundedLimits = SessionLimits.extend(
   Object.fromEntries(
-    Object.entries(LIMIT_MAXIMA).map(([name, max]) => [name, SessionLimits.shape[name as keyof typeof LIMIT_MAXIMA].unwrap().max(max, `at most ${max} ms (${max / 86_400_000} days)`).optional()]),
+    Object.entries(LIMIT_MAXIMA).map(([name, max]) => {
+      const given = SessionLimits.shape[name as keyof typeof LIMIT_MAXIMA];
+      // The same default as the workflow's, so the OpenAPI document still shows it.
+      return [name, given.unwrap().max(max, `at most ${max} ms (${max / 86_400_000} days)`).default(given.def.defaultValue as number)];
+    }),
   ),
 );
 

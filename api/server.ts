@@ -54,7 +54,7 @@ export interface ConsoleOptions {
 
 type Env = { Variables: { caller: ApiTokenEntry } };
 
-/** Session queries an approvals listing has in flight at most (across requests), so a listing of 200 is not 200 queries at once. */
+/** Session queries one approvals listing has in flight at most, so a listing of 200 is not 200 queries at once. */
 const APPROVAL_READS_AT_ONCE = 8;
 
 /** A token bucket per token: `perMinute` requests, refilled continuously. */
@@ -95,7 +95,6 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
   const log = options.log ?? (() => undefined);
   const hub = new EventHub(options.agent);
   const limiter = new RateLimiter(limits.requestsPerMinute);
-  const sessionReads = pLimit(APPROVAL_READS_AT_ONCE);
   const openStreams = new Map<string, number>();
   const metrics = new ApiMetrics(() => hub.openFeeds);
 
@@ -304,9 +303,10 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     const agent = agentFor(c);
     const waiting = await listSessions(options.agent, principalOf(caller), { status: 'awaiting_approval', state: 'running', limit });
     const approvals = [];
-    // The list is eventually consistent; each session says what is pending now. Asked a few at a time: together,
-    // one slow session costs one call timeout, not one each, and one request never sends the server `limit` queries at once.
-    const views = await Promise.all(waiting.map((s) => sessionReads(() => agent.getSession(s.sessionId).catch(() => undefined))));
+    // The list is eventually consistent; each session says what is pending now. Asked a few at a time, per request
+    // (a slow session holds up only the listing that asked for it), so one request never sends the server `limit` queries at once.
+    const reads = pLimit(APPROVAL_READS_AT_ONCE);
+    const views = await Promise.all(waiting.map((s) => reads(() => agent.getSession(s.sessionId).catch(() => undefined))));
     for (const [i, s] of waiting.entries()) {
       for (const p of views[i]?.pendingConfirmations ?? []) {
         approvals.push({ sessionId: s.sessionId, tenant: s.tenant, user: s.user, toolCallId: p.toolCallId, toolName: p.toolName, risk: p.risk, ...(p.requestedAt ? { requestedAt: p.requestedAt } : {}), confirmation: p as unknown as Record<string, unknown> });

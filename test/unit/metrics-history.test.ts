@@ -13,7 +13,13 @@ let url: string;
 let calls = 0;
 
 beforeAll(async () => {
-  server = createServer((_req, res) => {
+  server = createServer((req, res) => {
+    // One path asks for basic auth, as a worker's /metrics behind a proxy may.
+    if (req.url === '/private' && req.headers.authorization !== `Basic ${Buffer.from('scraper:s3cret').toString('base64')}`) {
+      res.statusCode = 401;
+      res.end();
+      return;
+    }
     calls += 1;
     res.setHeader('content-type', 'text/plain; version=0.0.4');
     res.end(`# HELP agent_turns_total Turns\n# TYPE agent_turns_total counter\nagent_turns_total{outcome="completed",taskQueue="q"} ${calls}\n`);
@@ -42,4 +48,19 @@ it('serves the samples after a given time only, oldest first, and keeps at most 
   expect(history.series(all.samples[2]!.at).samples).toEqual([]);
   // A time from before the oldest kept sample gives all of them.
   expect(totals(history.series(new Date(0).toISOString()))).toEqual([2, 3, 4]);
+});
+
+it('scrapes a worker whose address holds basic-auth credentials, and shows the address without them', async () => {
+  const privateUrl = url.replace('http://', 'http://scraper:s3cret@').replace('/metrics', '/private');
+  const history = new MetricsHistory([privateUrl], { everyMs: 60_000, keep: 1 });
+  await history.sampleNow();
+  const series = history.series();
+  expect(series.samples[0]!.unreachable).toEqual([]);
+  expect(series.samples[0]!.metrics.agent_turns_total?.[0]?.value).toBeGreaterThan(0);
+  expect(JSON.stringify(series)).not.toContain('s3cret');
+  // Wrong credentials: unreachable, and still not shown.
+  const wrong = new MetricsHistory([privateUrl.replace('s3cret', 'guess')], { everyMs: 60_000, keep: 1 });
+  await wrong.sampleNow();
+  expect(wrong.series().samples[0]!.unreachable).toHaveLength(1);
+  expect(JSON.stringify(wrong.series())).not.toContain('guess');
 });
