@@ -51,7 +51,6 @@ import {
   SendMessageInput,
   SessionOptions,
   UserNamespace,
-  limitsOverMaxima,
   type SendMessageResult,
   type SessionOptionsInput,
   type SessionView,
@@ -106,12 +105,14 @@ function parseOr<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   return result.data;
 }
 
-/** Session options as a new session would take them: its limits within their maxima (LIMIT_MAXIMA), as the workflow refuses others. */
+/**
+ * Session options as given. Limits over their maxima (LIMIT_MAXIMA) are not
+ * refused here: a running session ignores the options a message carries,
+ * and one started before the maxima may hold such limits; a new session
+ * started with them is refused by the workflow, naming them.
+ */
 function sessionOptionsOf(options: SessionOptionsInput): SessionOptions {
-  const session = parseOr(SessionOptions, options, 'session options');
-  const over = limitsOverMaxima(session.limits);
-  if (over.length > 0) throw new SessionValidationError(`Invalid session options: ${over.join('; ')}`, FailureType.SessionInputInvalid);
-  return session;
+  return parseOr(SessionOptions, options, 'session options');
 }
 
 /**
