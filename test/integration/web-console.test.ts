@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { mintToken, TokenBook, type ApiTokenEntry } from '../../api/auth';
@@ -38,7 +39,8 @@ const consoleLines: string[] = [];
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  const built = await buildConsole();
+  // A build of its own: rebuilding web/dist in place would pull it from under suites running beside this one (npm run api checks it).
+  const built = await buildConsole({ outDir: fs.mkdtempSync(path.join(os.tmpdir(), 'console-')) });
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   // Memories are seeded with the fixtures' word-hashing vectors, so the worker embeds queries the same way.
   env = await startTestEnv({ name: 'web', extraTools: probeTools(log), configEnv: { EMBEDDING_MODEL: 'offline-hash' } });
