@@ -1,15 +1,45 @@
-import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
+import type { ChatMessage } from './chat-message';
+import { payloadBytes, SAFE_PAYLOAD_BYTES, SERVER_PAYLOAD_LIMIT_BYTES } from './payload-budget';
+import type { Turn } from './session-types';
 import type { CarriedState } from './session-state';
 
 /**
+ * What the carried state may never pass, whatever it holds: the server's
+ * limit for one payload, less room for the run's options beside it.
+ */
+export const CARRIED_STATE_HARD_BYTES = SERVER_PAYLOAD_LIMIT_BYTES - 512 * 1024;
+
+/** The lengths long texts of the conversation are cut to, in turn, when nothing else is left to drop. */
+const TEXT_CUTS = [16_000, 4_000, 1_000];
+
+const cutText = (text: string, max: number): string =>
+  text.length <= max ? text : `${text.slice(0, max)}… [cut from ${text.length} characters: too long to carry into the session's next run]`;
+
+function cutMessage(m: ChatMessage, max: number): ChatMessage {
+  if (m.role === 'assistant') {
+    return {
+      ...m,
+      ...(typeof m.content === 'string' ? { content: cutText(m.content, max) } : {}),
+      ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: cutText(c.function.arguments, max) } })) } : {}),
+    };
+  }
+  return typeof m.content === 'string' ? ({ ...m, content: cutText(m.content, max) } as ChatMessage) : m;
+}
+
+const cutTurns = (turns: readonly Turn[], max: number): Turn[] => turns.map((t) => ({ ...t, messages: t.messages.map((m) => cutMessage(m, max)) }));
+
+/**
  * Makes the state carried across continue-as-new fit in one payload. It is
- * the new run's input: over the server's limit, the continue-as-new command
- * fails the workflow task on every retry. What goes first is what the
+ * the new run's input: over the server's limit, the server refuses the
+ * continue-as-new command and fails the run, losing everything since the
+ * session's last archive. What goes first is what the
  * session can do without: old events (readers lose the oldest offsets),
  * then old turn results, tool records and turns awaiting memory extraction.
- * The conversation itself (window, summary, key facts) and the queue stay.
+ * The conversation itself (window, summary, key facts) and the queue stay,
+ * unless even then the state is over CARRIED_STATE_HARD_BYTES: then their
+ * longest texts are cut, each marked (below).
  */
-export function fitCarriedState(state: CarriedState, budget = SAFE_PAYLOAD_BYTES): { state: CarriedState; dropped: string[] } {
+export function fitCarriedState(state: CarriedState, budget = SAFE_PAYLOAD_BYTES, hardBudget = CARRIED_STATE_HARD_BYTES): { state: CarriedState; dropped: string[] } {
   const dropped: string[] = [];
   let fitted = state;
   const cuts: Array<[string, (s: CarriedState) => CarriedState]> = [
@@ -23,5 +53,44 @@ export function fitCarriedState(state: CarriedState, budget = SAFE_PAYLOAD_BYTES
     fitted = cut(fitted);
     dropped.push(what);
   }
+  // Still over what the server takes (a turn of very long tool results or answers, kept whole as the newest):
+  // the server would fail the run. The rest of the turn results and tool records go, then the conversation's
+  // longest texts are cut, each marked, rather than the session lost.
+  const last: Array<[string, (s: CarriedState) => CarriedState]> = [
+    ['every turn result', (s) => ({ ...s, recentResults: [] })],
+    ['every tool call record', (s) => ({ ...s, toolRecords: [] })],
+    ...TEXT_CUTS.map((max): [string, (s: CarriedState) => CarriedState] => [
+      `the conversation's texts past ${max} characters (cut)`,
+      (s) => ({ ...s, context: { ...s.context, window: cutTurns(s.context.window, max), unfolded: cutTurns(s.context.unfolded, max) } }),
+    ]),
+    ["the queued messages' texts past 16000 characters (cut)", (s) => ({ ...s, queue: s.queue.map((q) => ({ ...q, text: cutText(q.text, 16_000) })) })],
+  ];
+  for (const [what, cut] of last) {
+    if (payloadBytes(fitted) <= hardBudget) break;
+    fitted = cut(fitted);
+    dropped.push(what);
+  }
   return { state: fitted, dropped };
+}
+
+/**
+ * The same for the archive a closing session writes (the input of
+ * `saveArchive`, one payload): over CARRIED_STATE_HARD_BYTES, the tool call
+ * records go, then the window's longest texts are cut, each marked. Over
+ * the server's limit, the server refuses to schedule the write
+ * (BadScheduleActivityAttributes) and fails the run: the session is lost.
+ */
+export function fitArchive<A extends { window: Turn[]; toolCalls: unknown[] }>(archive: A, hardBudget = CARRIED_STATE_HARD_BYTES): { archive: A; dropped: string[] } {
+  const dropped: string[] = [];
+  let fitted = archive;
+  const cuts: Array<[string, (a: A) => A]> = [
+    ['the tool call records', (a) => ({ ...a, toolCalls: [] })],
+    ...TEXT_CUTS.map((max): [string, (a: A) => A] => [`the conversation's texts past ${max} characters (cut)`, (a) => ({ ...a, window: cutTurns(a.window, max) })]),
+  ];
+  for (const [what, cut] of cuts) {
+    if (payloadBytes(fitted) <= hardBudget) break;
+    fitted = cut(fitted);
+    dropped.push(what);
+  }
+  return { archive: fitted, dropped };
 }

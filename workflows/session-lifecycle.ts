@@ -2,7 +2,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, TemporalFailure, isCancellation, log, proxyActivities, proxyLocalActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities/activity-types';
 import type { ArchivedSession } from '../activities/session-archive';
-import { fitCarriedState } from './carried-state-budget';
+import { fitArchive, fitCarriedState } from './carried-state-budget';
 import { FailureType } from './failure-types';
 import { SessionPendingApprovalsKey, SessionStatusKey, SessionTenantKey, SessionUserKey } from './search-attributes';
 import { SessionContext } from './session-context';
@@ -212,8 +212,11 @@ export async function archiveSession(run: SessionRun): Promise<{ archiveConflict
     toolPins: run.toolHashes.toArchive(),
     ...(isPatched(EVENTS_IN_ARCHIVE) ? { events: run.events.forArchive(ARCHIVED_EVENT_BYTES) } : {}),
   };
+  // A session of very long turns: the write must fit in one payload, or the server fails the run and the session is lost.
+  const fitted = fitArchive(archive);
+  if (fitted.dropped.length > 0) log.warn(`Archive over the payload limit; left out ${fitted.dropped.join(', ')}`);
   try {
-    await saveArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'archive session' }, [{ archive, baseVersion: run.baseVersion }]);
+    await saveArchive.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'archive session' }, [{ archive: fitted.archive, baseVersion: run.baseVersion }]);
     count('archives', { result: 'ok' });
     observe('archiveSeconds', (nowMs() - archivedAt) / 1000);
     return {};

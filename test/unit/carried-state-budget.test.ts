@@ -1,4 +1,4 @@
-import { fitCarriedState } from '../../workflows/carried-state-budget';
+import { CARRIED_STATE_HARD_BYTES, fitCarriedState } from '../../workflows/carried-state-budget';
 import { payloadBytes } from '../../workflows/payload-budget';
 import { emptyContext } from '../../workflows/session-context';
 import { emptyCounters } from '../../workflows/session-types';
@@ -39,5 +39,36 @@ describe('the state carried across continue-as-new', () => {
     const { state: fitted, dropped } = fitCarriedState(state(10, 20_000), 150_000);
     expect(dropped).toEqual(['the event log', 'older turn results']);
     expect(fitted.recentResults.map((r) => r.turnId)).toEqual(['turn-15', 'turn-16', 'turn-17', 'turn-18', 'turn-19']);
+  });
+
+  it('cuts the longest texts of the conversation, each marked, when nothing else left to drop brings it under what the server takes', () => {
+    // One turn, kept whole as the newest, with four tool results of 200,000 CJK characters: 2.4 MB of UTF-8.
+    const big = '数'.repeat(200_000);
+    const calls = [0, 1, 2, 3].map((i) => ({ id: `call_${i}`, type: 'function' as const, function: { name: 'local_read', arguments: '{}' } }));
+    const turn = {
+      turnId: 'turn-3',
+      outcome: 'completed' as const,
+      startedAt: '2026-01-01T00:00:00.000Z',
+      endedAt: '2026-01-01T00:00:01.000Z',
+      messages: [
+        { role: 'user' as const, content: 'read the four files' },
+        { role: 'assistant' as const, content: null, tool_calls: calls },
+        ...calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: big })),
+        { role: 'assistant' as const, content: 'Read.' },
+      ],
+    };
+    const over = { ...state(2, 10), context: { ...emptyContext(), window: [turn] } };
+    expect(payloadBytes(over)).toBeGreaterThan(2 * 1024 * 1024);
+    const { state: fitted, dropped } = fitCarriedState(over);
+    expect(payloadBytes(fitted)).toBeLessThanOrEqual(CARRIED_STATE_HARD_BYTES);
+    expect(dropped.at(-1)).toBe("the conversation's texts past 16000 characters (cut)");
+    const messages = fitted.context.window[0]!.messages;
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'tool', 'tool', 'assistant']);
+    for (const m of messages.filter((x) => x.role === 'tool')) {
+      expect(m.content).toMatch(/^数{16000}… \[cut from 200000 characters: too long to carry into the session's next run\]$/);
+    }
+    // Short texts and the queue are as they were.
+    expect(messages.at(-1)).toEqual({ role: 'assistant', content: 'Read.' });
+    expect(fitted.queue).toEqual(over.queue);
   });
 });
