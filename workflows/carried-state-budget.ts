@@ -28,6 +28,20 @@ function cutMessage(m: ChatMessage, max: number): ChatMessage {
 
 const cutTurns = (turns: readonly Turn[], max: number): Turn[] => turns.map((t) => ({ ...t, messages: t.messages.map((m) => cutMessage(m, max)) }));
 
+/** A named way to make a payload smaller. */
+type Cut<T> = [what: string, cut: (value: T) => T];
+
+/** Applies `cuts` in order until `value` is within `budget` bytes, naming each applied in `dropped`. */
+function cutToFit<T>(value: T, cuts: ReadonlyArray<Cut<T>>, budget: number, dropped: string[]): T {
+  let fitted = value;
+  for (const [what, cut] of cuts) {
+    if (payloadBytes(fitted) <= budget) break;
+    fitted = cut(fitted);
+    dropped.push(what);
+  }
+  return fitted;
+}
+
 /**
  * Makes the state carried across continue-as-new fit in one payload. It is
  * the new run's input: over the server's limit, the server refuses the
@@ -41,36 +55,26 @@ const cutTurns = (turns: readonly Turn[], max: number): Turn[] => turns.map((t) 
  */
 export function fitCarriedState(state: CarriedState, budget = SAFE_PAYLOAD_BYTES, hardBudget = CARRIED_STATE_HARD_BYTES): { state: CarriedState; dropped: string[] } {
   const dropped: string[] = [];
-  let fitted = state;
-  const cuts: Array<[string, (s: CarriedState) => CarriedState]> = [
+  const cuts: Array<Cut<CarriedState>> = [
     ['the event log', (s) => (s.stream ? { ...s, stream: { ...s.stream, log: [], base_offset: s.stream.base_offset + s.stream.log.length } } : s)],
     ['older turn results', (s) => ({ ...s, recentResults: s.recentResults.slice(-5) })],
     ['older tool call records', (s) => ({ ...s, toolRecords: s.toolRecords.slice(-20) })],
     ['turns awaiting memory extraction', (s) => ({ ...s, pendingExtraction: [], lastExtractedTurn: undefined })],
   ];
-  for (const [what, cut] of cuts) {
-    if (payloadBytes(fitted) <= budget) break;
-    fitted = cut(fitted);
-    dropped.push(what);
-  }
+  const withinBudget = cutToFit(state, cuts, budget, dropped);
   // Still over what the server takes (a turn of very long tool results or answers, kept whole as the newest):
   // the server would fail the run. The rest of the turn results and tool records go, then the conversation's
   // longest texts are cut, each marked, rather than the session lost.
-  const last: Array<[string, (s: CarriedState) => CarriedState]> = [
+  const last: Array<Cut<CarriedState>> = [
     ['every turn result', (s) => ({ ...s, recentResults: [] })],
     ['every tool call record', (s) => ({ ...s, toolRecords: [] })],
-    ...TEXT_CUTS.map((max): [string, (s: CarriedState) => CarriedState] => [
+    ...TEXT_CUTS.map((max): Cut<CarriedState> => [
       `the conversation's texts past ${max} characters (cut)`,
       (s) => ({ ...s, context: { ...s.context, window: cutTurns(s.context.window, max), unfolded: cutTurns(s.context.unfolded, max) } }),
     ]),
     ["the queued messages' texts past 16000 characters (cut)", (s) => ({ ...s, queue: s.queue.map((q) => ({ ...q, text: cutText(q.text, 16_000) })) })],
   ];
-  for (const [what, cut] of last) {
-    if (payloadBytes(fitted) <= hardBudget) break;
-    fitted = cut(fitted);
-    dropped.push(what);
-  }
-  return { state: fitted, dropped };
+  return { state: cutToFit(withinBudget, last, hardBudget, dropped), dropped };
 }
 
 /**
@@ -82,15 +86,9 @@ export function fitCarriedState(state: CarriedState, budget = SAFE_PAYLOAD_BYTES
  */
 export function fitArchive<A extends { window: Turn[]; toolCalls: unknown[] }>(archive: A, hardBudget = CARRIED_STATE_HARD_BYTES): { archive: A; dropped: string[] } {
   const dropped: string[] = [];
-  let fitted = archive;
-  const cuts: Array<[string, (a: A) => A]> = [
+  const cuts: Array<Cut<A>> = [
     ['the tool call records', (a) => ({ ...a, toolCalls: [] })],
-    ...TEXT_CUTS.map((max): [string, (a: A) => A] => [`the conversation's texts past ${max} characters (cut)`, (a) => ({ ...a, window: cutTurns(a.window, max) })]),
+    ...TEXT_CUTS.map((max): Cut<A> => [`the conversation's texts past ${max} characters (cut)`, (a) => ({ ...a, window: cutTurns(a.window, max) })]),
   ];
-  for (const [what, cut] of cuts) {
-    if (payloadBytes(fitted) <= hardBudget) break;
-    fitted = cut(fitted);
-    dropped.push(what);
-  }
-  return { archive: fitted, dropped };
+  return { archive: cutToFit(archive, cuts, hardBudget, dropped), dropped };
 }
