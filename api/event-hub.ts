@@ -8,7 +8,8 @@ export interface FeedListener {
   end(error?: unknown): void;
 }
 
-const BUFFER_EVENTS = 5_000;
+/** Events the server keeps per session it reads, for readers that resume. */
+export const HUB_BUFFER_EVENTS = 5_000;
 const LINGER_MS = 5_000;
 
 /**
@@ -45,7 +46,7 @@ class SessionFeed {
         const next = await it.next();
         if (next.done) break;
         this.buffer.push(next.value);
-        if (this.buffer.length > BUFFER_EVENTS) this.buffer.shift();
+        if (this.buffer.length > HUB_BUFFER_EVENTS) this.buffer.shift();
         for (const l of this.listeners) l.event(next.value);
       }
       this.finish();

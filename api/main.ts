@@ -4,7 +4,9 @@
  * Settings: the workers' TEMPORAL_* and encryption variables, API_PORT
  * (default 8787), API_HOST (default 127.0.0.1), API_TOKENS or
  * API_TOKENS_FILE (see `npm run api:token`), API_MAX_BODY_BYTES,
- * API_REQUESTS_PER_MINUTE, API_STREAMS_PER_PRINCIPAL, WORKER_METRICS_URLS
+ * API_REQUESTS_PER_MINUTE, API_STREAMS_PER_PRINCIPAL, API_STREAM_STALL_MS
+ * (default 30000: an event stream whose reader takes nothing that long is
+ * closed), API_STREAM_QUEUE_EVENTS (default 10000), WORKER_METRICS_URLS
  * (the workers' /metrics addresses, comma-separated, for the dashboard),
  * METRICS_SAMPLE_MS (default 10000), API_CONSOLE_DIR (the console's built
  * bundle, default web/dist, built on first use; `off` serves no console) and
@@ -40,6 +42,8 @@ export function apiSettings(env: NodeJS.ProcessEnv) {
     maxBodyBytes: intSetting(env, 'API_MAX_BODY_BYTES', DEFAULT_API_LIMITS.maxBodyBytes, 1_024, 16 * 1024 * 1024),
     requestsPerMinute: intSetting(env, 'API_REQUESTS_PER_MINUTE', DEFAULT_API_LIMITS.requestsPerMinute, 1, 1_000_000),
     streamsPerPrincipal: intSetting(env, 'API_STREAMS_PER_PRINCIPAL', DEFAULT_API_LIMITS.streamsPerPrincipal, 1, 10_000),
+    streamStallMs: intSetting(env, 'API_STREAM_STALL_MS', DEFAULT_API_LIMITS.streamStallMs, 1_000, 3_600_000),
+    streamQueueEvents: intSetting(env, 'API_STREAM_QUEUE_EVENTS', DEFAULT_API_LIMITS.streamQueueEvents, 100, 1_000_000),
   };
   const workerMetricsUrls = (env.WORKER_METRICS_URLS ?? '')
     .split(',')

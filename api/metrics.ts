@@ -22,6 +22,12 @@ export class ApiMetrics {
   readonly streams = new Gauge({ name: 'agent_api_event_streams', help: 'Open event streams (SSE readers)', registers: [this.registry] });
   readonly subscriptions: Gauge;
   readonly eventsSent = new Counter({ name: 'agent_api_events_sent_total', help: 'Events written to event streams', registers: [this.registry] });
+  readonly streamsDropped = new Counter({
+    name: 'agent_api_event_streams_dropped_total',
+    help: 'Event streams the server closed because the reader took nothing for API_STREAM_STALL_MS (stalled) or fell too far behind (behind)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
 
   /** `openFeeds`: how many sessions the server's event hub reads now. */
   constructor(openFeeds: () => number) {

@@ -6,11 +6,12 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import { streamSSE } from 'hono/streaming';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import type { ServerResponse } from 'node:http';
 import type { AgentClient, SessionEvent } from '../client';
 import { hasTenantRole, type Principal } from '../workflows/principal';
 import type { ApiTokenEntry, TokenBook } from './auth';
-import { EventHub } from './event-hub';
+import { EventHub, HUB_BUFFER_EVENTS } from './event-hub';
 import { ApiMetrics } from './metrics';
 import type { MetricsHistory } from './metrics-history';
 import { invalidFields, routeFinder } from './invalid-fields';
@@ -28,9 +29,29 @@ export interface ApiLimits {
   streamsPerPrincipal: number;
   /** Comment lines on idle event streams, so proxies keep them open. */
   heartbeatMs: number;
+  /**
+   * An event stream whose reader has taken nothing for this long (one write
+   * waiting on a full socket) is closed, freeing its slot; the reader resumes
+   * with Last-Event-ID.
+   */
+  streamStallMs: number;
+  /**
+   * Events one stream may hold for a reader slower than the session: past
+   * this it is closed, as a stalled one is. Twice the events the server keeps
+   * a session (api/event-hub.ts), so a reader resuming from the oldest kept
+   * one fits.
+   */
+  streamQueueEvents: number;
 }
 
-export const DEFAULT_API_LIMITS: ApiLimits = { maxBodyBytes: 256 * 1024, requestsPerMinute: 600, streamsPerPrincipal: 10, heartbeatMs: 15_000 };
+export const DEFAULT_API_LIMITS: ApiLimits = {
+  maxBodyBytes: 256 * 1024,
+  requestsPerMinute: 600,
+  streamsPerPrincipal: 10,
+  heartbeatMs: 15_000,
+  streamStallMs: 30_000,
+  streamQueueEvents: 2 * HUB_BUFFER_EVENTS,
+};
 
 export interface ApiOptions {
   /** The typed client the API acts through (its principal is replaced by each caller's). */
@@ -53,6 +74,14 @@ export interface ConsoleOptions {
 }
 
 type Env = { Variables: { caller: ApiTokenEntry } };
+
+/** The Node response under a request served by @hono/node-server (none under `app.request` in tests). */
+function nodeResponseOf(c: Context): ServerResponse | undefined {
+  const env: unknown = c.env;
+  if (typeof env !== 'object' || env === null || !('outgoing' in env)) return undefined;
+  const outgoing = (env as { outgoing: unknown }).outgoing;
+  return typeof outgoing === 'object' && outgoing !== null && typeof (outgoing as ServerResponse).destroy === 'function' ? (outgoing as ServerResponse) : undefined;
+}
 
 /** Session queries one approvals listing has in flight at most, so a listing of 200 is not 200 queries at once. */
 const APPROVAL_READS_AT_ONCE = 8;
@@ -237,10 +266,26 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     const queue: SessionEvent[] = [];
     let ended: { error?: unknown } | undefined;
     let wake: (() => void) | undefined;
+    let sse: SSEStreamingApi | undefined;
+    let dropped = false;
+    // A reader that takes nothing, or falls ever further behind, must not hold the server's memory or its slot:
+    // the connection is closed (nothing can be written to it), and the reader resumes with Last-Event-ID.
+    const drop = (reason: 'stalled' | 'behind'): void => {
+      if (dropped) return;
+      dropped = true;
+      metrics.streamsDropped.inc({ reason });
+      options.log?.(`api: closed an event stream of session ${sessionId} for ${key}: ${reason === 'stalled' ? `its reader took nothing for ${limits.streamStallMs} ms` : `its reader fell ${queue.length} events behind`}`);
+      queue.length = 0;
+      sse?.abort();
+      nodeResponseOf(c)?.destroy();
+      wake?.();
+    };
     // Throws TruncatedOffset (410) before anything is streamed when the asked offset is known to be gone.
     const unsubscribe = hub.subscribe(sessionId, owner, fromOffset, {
       event: (e) => {
+        if (dropped) return;
         queue.push(e);
+        if (queue.length > limits.streamQueueEvents) drop('behind');
         wake?.();
       },
       end: (error) => {
@@ -251,25 +296,36 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     openStreams.set(key, open + 1);
     metrics.streams.inc();
     return streamSSE(c, async (stream) => {
-      let aborted = false;
+      sse = stream;
+      let aborted = dropped;
       stream.onAbort(() => {
         aborted = true;
         wake?.();
       });
+      /** One write, the connection closed when the reader takes nothing for the stall time. */
+      const write = async (send: () => Promise<unknown>): Promise<void> => {
+        const stall = setTimeout(() => drop('stalled'), limits.streamStallMs);
+        try {
+          await send();
+        } finally {
+          clearTimeout(stall);
+        }
+      };
       try {
-        while (!aborted) {
+        while (!aborted && !dropped) {
           const e = queue.shift();
           if (e) {
-            await stream.writeSSE({ id: String(e.offset), event: e.event.type, data: JSON.stringify(e.event) });
-            metrics.eventsSent.inc();
+            await write(() => stream.writeSSE({ id: String(e.offset), event: e.event.type, data: JSON.stringify(e.event) }));
+            if (!dropped) metrics.eventsSent.inc();
             continue;
           }
           if (ended) {
-            if (ended.error) {
-              const p = problemFor(ended.error);
-              await stream.writeSSE({ event: 'problem', data: JSON.stringify({ status: p.status, failureType: p.failureType, detail: p.message, ...p.extra }) });
+            const { error } = ended;
+            if (error) {
+              const p = problemFor(error);
+              await write(() => stream.writeSSE({ event: 'problem', data: JSON.stringify({ status: p.status, failureType: p.failureType, detail: p.message, ...p.extra }) }));
             } else {
-              await stream.writeSSE({ event: 'end', data: '{}' });
+              await write(() => stream.writeSSE({ event: 'end', data: '{}' }));
             }
             break;
           }
@@ -281,7 +337,7 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
             };
           });
           wake = undefined;
-          if (queue.length === 0 && !ended && !aborted) await stream.write(': keep-alive\n\n');
+          if (queue.length === 0 && !ended && !aborted && !dropped) await write(() => stream.write(': keep-alive\n\n'));
         }
       } finally {
         unsubscribe();
