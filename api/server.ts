@@ -198,15 +198,15 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     const caller = c.get('caller');
     const { project, ...rest } = body.options ?? {};
     const expectedVersion = versionFromIfMatch(headers['if-match']);
-    const result = await agentFor(c).send(
-      { ...rest, sessionId, namespace: { tenant: caller.tenant, user: caller.user, ...(project ? { project } : {}) } },
-      {
-        text: body.text,
-        ...(headers['idempotency-key'] ? { clientMessageId: headers['idempotency-key'] } : {}),
-        ...(expectedVersion !== undefined ? { expectedVersion } : {}),
-        ...(body.waitForTurn ? { waitForTurn: true } : {}),
-      },
-    );
+    const sessionOptions = { ...rest, sessionId, namespace: { tenant: caller.tenant, user: caller.user, ...(project ? { project } : {}) } };
+    const message = {
+      text: body.text,
+      ...(headers['idempotency-key'] ? { clientMessageId: headers['idempotency-key'] } : {}),
+      ...(expectedVersion !== undefined ? { expectedVersion } : {}),
+    };
+    // Waiting for the turn: as long as the server answers (a turn may take minutes), and across a
+    // continue-as-new that carried the turn to the next run, as `ask` does; `send` answers at acceptance.
+    const result = body.waitForTurn ? await agentFor(c).ask(sessionOptions, message) : await agentFor(c).send(sessionOptions, message);
     c.header('ETag', `"${result.version}"`);
     return c.json({ sessionId, ...result }, result.turn ? 200 : 202);
   });

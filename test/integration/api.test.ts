@@ -17,6 +17,8 @@ import type { AgentClient } from '../../client/agent-client';
 import { scrape, total } from '../../api/prometheus-text';
 import { eventually, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 import { buildConsole } from '../../web/build';
+import { isSummaryRequest, scriptedSummary } from '../support/scripted-summarizer';
+import type { ChatRequest, StepResponse } from '../../scripted-model';
 
 /*
  * The HTTP API over real HTTP, in front of the real stack: a worker, the
@@ -293,6 +295,36 @@ describe('HTTP API', () => {
     const res = await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'hi', waitForTurn: true });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ turn: { outcome: 'completed', text: 'Done waiting.' } });
+  });
+
+  it('waitForTurn answers 200 with the finished turn when the session continued as new before the turn ran (the turn went to the next run)', async () => {
+    const sessionId = uniqueId('api-wait-can');
+    // Each turn's answer leaves the window at the next, so the session folds it into its summary after the turn:
+    // a message sent as soon as the previous turn answered reaches the run while it settles before continuing as new.
+    const answer = (req: ChatRequest): StepResponse => (isSummaryRequest(req) ? scriptedSummary(req) : { kind: 'text', text: `${String(req.messages.at(-1)?.content)}:`.padEnd(12_000, 'x') });
+    env.model.script(Array.from({ length: 200 }, () => ({ respond: answer })), { lane: sessionId });
+    const options = { memory: { enabled: false }, limits: { windowMaxTokens: 8_000, maxHistoryEvents: 300 } };
+    const handle = env.client.workflow.getHandle(`session-${sessionId}`);
+    const runs = new Set<string>();
+    // A reader of the session's events: its long poll is a handler the run lets finish before it continues as new.
+    const reading = new AbortController();
+    let reader: Promise<void> | undefined;
+    for (let i = 0; i < 60 && runs.size < 3; i++) {
+      if (i === 1) {
+        reader = (async () => {
+          const res = await fetch(`${base}/v1/sessions/${sessionId}/events`, { headers: { authorization: `Bearer ${tokens.ana}` }, signal: reading.signal });
+          for await (const _ of readSseEvents(res.body!)) void _;
+        })().catch(() => undefined);
+        await eventually(async () => hub.openFeeds > 0, 'the reader to subscribe');
+      }
+      const res = await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: `message ${i}`, waitForTurn: true, options });
+      const body = (await res.json()) as { turn?: { outcome: string; text: string } };
+      expect({ i, status: res.status, outcome: body.turn?.outcome, text: body.turn?.text.split("x")[0] }).toEqual({ i, status: 200, outcome: "completed", text: `message ${i}:` });
+      runs.add((await handle.describe()).runId);
+    }
+    reading.abort();
+    await reader;
+    expect(runs.size).toBe(3);
   });
 
   it('a resend with the same Idempotency-Key returns the first answer and runs no second turn', async () => {
