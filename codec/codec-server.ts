@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
@@ -82,7 +82,15 @@ export function codecRequestHandler(options: CodecServerOptions): (req: Incoming
     const text = JSON.stringify(body);
     res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
   };
-  return (req, res) => {
+  /** A path segment as text, or undefined when it is not valid percent-encoding. */
+  const segmentText = (segment: string): string | undefined => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      return undefined;
+    }
+  };
+  const handle: RequestListener = (req, res) => {
     const origin = req.headers.origin;
     if (origin && options.allowedOrigins.includes(origin)) {
       res.setHeader('Access-Control-Allow-Origin', origin);
@@ -99,7 +107,7 @@ export function codecRequestHandler(options: CodecServerOptions): (req: Incoming
     const url = new URL(req.url ?? '/', 'http://codec.invalid');
     const segments = url.pathname.split('/').filter(Boolean);
     const action = segments.at(-1);
-    const pathToken = segments.length === 2 ? decodeURIComponent(segments[0]!) : undefined;
+    const pathToken = segments.length === 2 ? segmentText(segments[0]!) : undefined;
     if (segments.length > 2 || (action !== 'encode' && action !== 'decode')) return send(res, 404, { error: 'POST /encode or /decode' });
     if (req.method !== 'POST') return send(res, 405, { error: 'use POST' });
     const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
@@ -131,6 +139,15 @@ export function codecRequestHandler(options: CodecServerOptions): (req: Incoming
         if (res.headersSent) return;
         send(res, err instanceof HttpError ? err.status : 500, { error: err instanceof HttpError ? err.message : 'internal error' });
       });
+  };
+  // Whatever a request holds, it gets an answer and the server stays up.
+  return (req, res) => {
+    try {
+      handle(req, res);
+    } catch {
+      if (!res.headersSent) send(res, 400, { error: 'malformed request' });
+      else res.destroy();
+    }
   };
 }
 

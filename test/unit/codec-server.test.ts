@@ -55,6 +55,29 @@ describe('the Web UI codec server', () => {
     }
   });
 
+  it('answers a path that is not valid percent-encoding, or any other malformed request line, and stays up', async () => {
+    const { request } = await import('node:http');
+    const { port } = new URL(server.url);
+    const raw = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        // node:http sends the path as written (fetch would normalize it first).
+        request({ host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+          .on('error', reject)
+          .end('{"payloads":[]}');
+      });
+    expect(await raw('/%/decode')).toBe(401);
+    expect(await raw('/%zz/decode')).toBe(401);
+    expect(await raw(`/%E0%A4%A/decode`)).toBe(401);
+    // A path the URL parser refuses (`//` starts an authority) is the catch-all's: 400.
+    expect(await raw('//%/x/decode')).toBe(400);
+    // Still serving.
+    const res = await post('/decode', { payloads: [await encryptedJson('after')] }, { Authorization: `Bearer ${TOKEN}` });
+    expect(res.status).toBe(200);
+  });
+
   it('takes the token as the first path segment, for a UI without sign-in', async () => {
     const res = await post(`/${TOKEN}/decode`, { payloads: [await encryptedJson('via path')] });
     expect(res.status).toBe(200);
