@@ -351,7 +351,8 @@ const cloneJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
  */
 export function checkJsonSchema(value: unknown, schema: Record<string, unknown>, options: CheckOptions = {}): SchemaIssue[] {
   try {
-    const { root, lookup, draft } = prepared(schema);
+    const { root, lookup, draft, tooCostly } = prepared(schema);
+    if (tooCostly) return [];
     const result = validate(cloneJson(value) ?? null, root, draft, lookup, false);
     return result.valid ? [] : toIssues(result.errors, value, root, lookup, options);
   } catch {
@@ -364,6 +365,58 @@ interface PreparedSchema {
   root: Schema;
   lookup: ReturnType<typeof dereference>;
   draft: SchemaDraft;
+  /** Checking against it could take exponential time (see IN_PLACE_BUDGET): it is not checked here. */
+  tooCostly: boolean;
+}
+
+/**
+ * Subschemas one value is checked against where it stands, counted from any
+ * node with every `$ref` followed: past this, the schema is not checked here.
+ * The validator remembers no result, so `allOf: [{$ref: d1}, {$ref: d1}]`
+ * nested 40 deep (2 KB of schema) is 2^40 checks of one value: a workflow
+ * task that never ends. Real tool schemas stay far below (a few dozen).
+ */
+const IN_PLACE_BUDGET = 2_000;
+/** Keywords whose subschemas apply to the same value as their parent's. */
+const IN_PLACE_ONE = ['not', 'if', 'then', 'else'];
+const IN_PLACE_MANY = ['allOf', 'anyOf', 'oneOf'];
+
+/** True when some node of `root` applies more than IN_PLACE_BUDGET subschemas to one value, or applies itself. */
+function tooCostlyToCheck(root: unknown, lookup: Record<string, Schema | boolean>): boolean {
+  const counted = new Map<Node, number>();
+  const open = new Set<Node>();
+  const inPlace = (node: unknown): number => {
+    if (!isObject(node)) return 0;
+    const known = counted.get(node);
+    if (known !== undefined) return known;
+    // A schema that applies itself to the same value never ends (the validator would overflow its stack).
+    if (open.has(node)) return Infinity;
+    open.add(node);
+    let total = 1;
+    const add = (sub: unknown) => {
+      if (total <= IN_PLACE_BUDGET) total += inPlace(sub);
+    };
+    if (typeof node.$ref === 'string') add(lookup[(node as { __absolute_ref__?: string }).__absolute_ref__ ?? node.$ref]);
+    for (const key of IN_PLACE_ONE) add(node[key]);
+    for (const key of IN_PLACE_MANY) if (Array.isArray(node[key])) for (const sub of node[key] as unknown[]) add(sub);
+    if (isObject(node.dependentSchemas)) for (const sub of Object.values(node.dependentSchemas)) add(sub);
+    open.delete(node);
+    counted.set(node, total);
+    return total;
+  };
+  // Every subschema, through every keyword: any of them may be where a value of the arguments is checked.
+  const seen = new Set<Node>();
+  const stack: unknown[] = [root, ...Object.values(lookup)];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!isObject(node) || seen.has(node)) continue;
+    seen.add(node);
+    if (inPlace(node) > IN_PLACE_BUDGET) return true;
+    for (const key of ONE) stack.push(node[key]);
+    for (const key of MANY) if (Array.isArray(node[key])) stack.push(...(node[key] as unknown[]));
+    for (const key of MAP) if (isObject(node[key])) stack.push(...Object.values(node[key]));
+  }
+  return false;
 }
 
 /** How many prepared schemas are kept: a session's tools, and then some. */
@@ -388,7 +441,8 @@ function prepared(schema: Record<string, unknown>): PreparedSchema {
     return kept;
   }
   const root = withoutPatterns(JSON.parse(text)) as Schema;
-  const made = { root, lookup: dereference(root), draft: draftOf(schema) };
+  const lookup = dereference(root);
+  const made = { root, lookup, draft: draftOf(schema), tooCostly: tooCostlyToCheck(root, lookup) };
   if (text.length > PREPARED_MAX_CHARS) return made;
   preparedByText.set(text, made);
   if (preparedByText.size > PREPARED_KEPT) preparedByText.delete(preparedByText.keys().next().value as string);

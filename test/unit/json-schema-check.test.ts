@@ -61,3 +61,33 @@ describe('prepared schemas, kept between checks', () => {
     expect(checkJsonSchema({ count: 'two' }, structuredClone(schema)).map((i) => i.path)).toEqual(['count']);
   });
 });
+
+describe('schemas that would take exponential time to check', () => {
+  /** `allOf` of the next definition twice, `depth` deep: 2^depth checks of one value for a validator that remembers nothing. */
+  function doubling(depth: number): Record<string, unknown> {
+    const defs: Record<string, unknown> = { [`d${depth}`]: { type: 'string', maxLength: 3 } };
+    for (let i = depth - 1; i >= 0; i--) defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+    return { type: 'object', properties: { q: { $ref: '#/$defs/d0' } }, $defs: defs };
+  }
+
+  it('a schema that doubles its checks 40 times is not checked here (the tool checks), and the answer comes at once', () => {
+    const started = performance.now();
+    // A value that fits must be checked against every one of the 2^40 leaves (one that fails stops at the first).
+    expect(checkJsonSchema({ q: 'ab' }, doubling(40))).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('a schema that applies itself to the same value is not checked here either', () => {
+    const schema = { $defs: { loop: { allOf: [{ $ref: '#/$defs/loop' }], type: 'string' } }, type: 'object', properties: { q: { $ref: '#/$defs/loop' } } };
+    expect(checkJsonSchema({ q: 3 }, schema)).toEqual([]);
+  });
+
+  it('a few doublings, and a recursive tree schema (each level a deeper value), are still checked', () => {
+    expect(checkJsonSchema({ q: 'far too long' }, doubling(6)).map((i) => i.path)).toContain('q');
+    const tree = {
+      $defs: { node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } }, required: ['name'] } },
+      $ref: '#/$defs/node',
+    };
+    expect(checkJsonSchema({ name: 'a', children: [{ name: 'b', children: [{ children: [] }] }] }, tree).map((i) => i.path)).toEqual(['children.0.children.0.name']);
+  });
+});
