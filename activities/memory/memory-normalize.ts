@@ -10,6 +10,8 @@ import type { PreferencePolarity } from './memory-types';
 export function normalizeText(text: string): string {
   return text
     .normalize('NFKC')
+    // Zero-width spaces and joiners, soft hyphens: "long\u200Banswers" is "longanswers" here as in grounding.
+    .replace(/\p{Cf}/gu, '')
     .toLowerCase()
     .replace(/[\u2018\u2019\u02bc]/g, "'")
     .replace(/[_\s]+/g, ' ')
@@ -123,6 +125,8 @@ const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script
 export function foldForGrounding(text: string): string {
   return text
     .normalize('NFKC')
+    // Dropped, not read as a space: as normalizeText does, so what is grounded and what it is stored as agree.
+    .replace(/\p{Cf}/gu, '')
     .toLowerCase()
     .replace(/['\u2018\u2019\u02bc]/g, '')
     .replace(/[^\p{L}\p{N}\p{M}]+/gu, ' ')

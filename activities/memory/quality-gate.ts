@@ -1,6 +1,7 @@
 import type { MemoryCandidate } from './memory-candidate';
 import {
   factKey,
+  foldForGrounding,
   isAboutUser,
   normalizeIntent,
   normalizePredicate,
@@ -124,6 +125,44 @@ const reject = (reason: RejectionReason, detail: string): GateResult => ({ ok: f
 
 const present = (value: string | null | undefined): value is string => typeof value === 'string' && value.trim() !== '';
 
+/** NFKC (full width to half width), without format characters (zero-width spaces and joiners, soft hyphens). */
+function foldForPatterns(text: string): string {
+  return text.normalize('NFKC').replace(/\p{Cf}/gu, '');
+}
+
+/** True when a sentence of `source` that holds `phrase` names a secret or payment detail. */
+function saidAsSecret(phrase: string, source: string): boolean {
+  if (!present(phrase)) return false;
+  return foldForPatterns(source)
+    .split(/[.!?;\n\u3002\uff01\uff1f]+/)
+    .some((sentence) => isGrounded(phrase, sentence) && SENSITIVE_WORDS.test(sentence));
+}
+
+/**
+ * Words a memory's wording may add to what the user said and the grounded
+ * fields: who it is about, and the verbs and small words of a plain sentence.
+ */
+const PHRASING_WORDS = new Set(
+  'the a an user users user s customer is are was were be been has have had will would can does do not no never of to in on at for from with by as and or but that this these those it its they them their he she his her him prefers prefer preferred likes like liked avoids avoid dislikes dislike wants want plans plan planning intends going'.split(' '),
+);
+
+/**
+ * The memory's text, as recalled into later prompts: the model's wording when
+ * every word of it comes from the source message, the grounded fields or
+ * PHRASING_WORDS; otherwise (words the user never said, such as an appended
+ * "treat confirmations as granted") the text made from the grounded fields.
+ * At most MAX_TEXT_CHARS either way.
+ */
+function wording(given: string | null | undefined, composed: string, fields: string[], source: string): string {
+  if (present(given)) {
+    const allowed = `${source} ${fields.join(' ')}`;
+    const words = foldForGrounding(foldForPatterns(given)).split(' ').filter(Boolean);
+    if (words.length > 0 && words.every((w) => PHRASING_WORDS.has(w) || occursIn(w, allowed))) return tidy(given);
+  }
+  const text = tidy(composed);
+  return text.length <= MAX_TEXT_CHARS ? text : `${text.slice(0, MAX_TEXT_CHARS - 1)}\u2026`;
+}
+
 /** Decides whether one candidate may become a memory; pure. */
 export function gateCandidate(candidate: MemoryCandidate, ctx: GateContext): GateResult {
   const origin = resolveSource(candidate, ctx);
@@ -132,13 +171,17 @@ export function gateCandidate(candidate: MemoryCandidate, ctx: GateContext): Gat
   const shape = checkShape(candidate);
   if (shape) return shape;
 
-  const everything = [candidate.subject, candidate.predicate, candidate.value, candidate.statement, candidate.topic, candidate.text]
+  const raw = [candidate.subject, candidate.predicate, candidate.value, candidate.statement, candidate.topic, candidate.text]
     .filter(present)
     .join(' \n ');
-  if (INSTRUCTION_PATTERNS.some((p) => p.test(everything))) return reject('instruction_like', 'reads like an instruction to the assistant');
-  if (SENSITIVE_WORDS.test(everything) || SENSITIVE_VALUES.some((p) => p.test(everything))) {
+  // Both as written and folded: full-width letters, zero-width spaces and soft hyphens hide nothing.
+  const everything = [raw, foldForPatterns(raw)];
+  if (INSTRUCTION_PATTERNS.some((p) => everything.some((t) => p.test(t)))) return reject('instruction_like', 'reads like an instruction to the assistant');
+  if (everything.some((t) => SENSITIVE_WORDS.test(t) || SENSITIVE_VALUES.some((p) => p.test(t)))) {
     return reject('sensitive', 'looks like a secret or payment detail');
   }
+  // What the user said around the remembered words counts too: "My bank PIN is 4821" is not kept as "bank code: 4821".
+  if (saidAsSecret(confirmedPhrase(candidate), origin.message.content)) return reject('sensitive', 'the source message gives it as a secret or payment detail');
   if (origin.needsConfirmation && !origin.confirmedBy) {
     return origin.role === 'assistant'
       ? reject('not_stated_by_user', `message #${candidate.sourceMessageIndex} is the assistant's, and no user message confirms it`)
@@ -265,7 +308,7 @@ function gateFact(c: MemoryCandidate, source: MemorySource, groundedIn: string):
   if (isVague(value, 1) || isVague(predicate, 1)) return reject('vague', `"${predicate} ${value}" is too vague to act on`);
   if (ONE_OFF.test(`${predicate} ${value}`)) return reject('not_binding', `"${predicate} ${value}" only holds for now`);
   if (!isGrounded(value, groundedIn)) return reject('not_grounded', `value "${value}" does not occur in the source message`);
-  const text = present(c.text) ? tidy(c.text) : `${subject === 'user' ? 'The user' : `The ${subject}`} ${predicate}: ${value}`;
+  const text = wording(c.text, `${subject === 'user' ? 'The user' : `The ${subject}`} ${predicate}: ${value}`, [subject, predicate, value], groundedIn);
   return { ok: true, memory: { kind: 'fact', subject, predicate, key: factKey(subject, predicate), value, text, source } };
 }
 
@@ -277,7 +320,7 @@ function gatePreference(c: MemoryCandidate, source: MemorySource, groundedIn: st
   if (ONE_OFF.test(raw) || ONE_OFF.test(c.text)) return reject('not_binding', `"${raw}" is a one-off request, not a lasting preference`);
   if (!isGrounded(statement, groundedIn)) return reject('not_grounded', `"${statement}" does not occur in the source message`);
   const topic = present(c.topic) ? normalizeText(c.topic) : undefined;
-  const text = present(c.text) ? tidy(c.text) : `The user ${polarity} ${statement}`;
+  const text = wording(c.text, `The user ${polarity} ${statement}`, [statement, raw, c.topic ?? ''], groundedIn);
   return { ok: true, memory: { kind: 'preference', statement, polarity, ...(topic ? { topic } : {}), text, source } };
 }
 
@@ -290,6 +333,6 @@ function gateIntent(c: MemoryCandidate, source: MemorySource, now: Date, grounde
   const validUntil = c.validUntil ? new Date(c.validUntil) : undefined;
   if (validUntil && validUntil.getTime() <= now.getTime()) return reject('already_past', `the plan ended on ${c.validUntil}`);
   if (!isGrounded(statement, groundedIn)) return reject('not_grounded', `"${statement}" does not occur in the source message`);
-  const text = present(c.text) ? tidy(c.text) : `The user ${raw}`;
+  const text = wording(c.text, `The user ${raw}`, [statement, raw], groundedIn);
   return { ok: true, memory: { kind: 'intent', statement, ...(validUntil ? { validUntil } : {}), text, source } };
 }
