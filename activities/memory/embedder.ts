@@ -141,11 +141,28 @@ export class OpenAIEmbedder implements Embedder {
       if (vectors.length !== input.length) {
         throw classifyModelError(new Error(`the embeddings endpoint returned ${vectors.length} vectors for ${input.length} inputs`), this.model, this.openai.baseURL);
       }
+      // A vector of another length, or with a number that is not finite, would be stored and score nothing
+      // (or NaN, which spoils the namespace's whole recall copy): refused before anything is written.
+      const expected = this.dimensions ?? out[0]?.length ?? (this.learnedDims || vectors[0]?.length);
+      for (const [at, vector] of vectors.entries()) {
+        const problem = vectorProblem(vector, expected);
+        if (problem) throw classifyModelError(new Error(`the embeddings endpoint returned, for input ${i + at}, ${problem}`), this.model, this.openai.baseURL);
+      }
       out.push(...vectors);
     }
     if (out[0]) this.learnedDims = out[0].length;
     return out;
   }
+}
+
+/** Why `vector` cannot be stored as an embedding of `dims` numbers, or undefined when it can. */
+export function vectorProblem(vector: unknown, dims: number | undefined): string | undefined {
+  if (!Array.isArray(vector)) return `${typeof vector === 'string' ? 'a string' : typeof vector} where a list of numbers belongs`;
+  if (vector.length === 0) return 'an empty vector';
+  if (dims !== undefined && dims > 0 && vector.length !== dims) return `a vector of ${vector.length} numbers where ${dims} were expected`;
+  // Past float32's range a number becomes Infinity where vectors are packed (the recall copy).
+  const bad = vector.findIndex((x) => typeof x !== 'number' || !Number.isFinite(x) || Math.abs(x) > 3.4e38);
+  return bad === -1 ? undefined : `a vector whose number ${bad} is ${String(vector[bad])}`;
 }
 
 /** Similarity cut-offs for one embedder's score distribution. */
