@@ -15,6 +15,17 @@ export interface McpCallSite {
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
+/** Characters of a server's own words kept in a failure: it goes to history, events and the model's context. */
+export const MAX_FAILURE_DETAIL_CHARS = 4_000;
+
+function clip(text: string): string {
+  if (text.length <= MAX_FAILURE_DETAIL_CHARS) return text;
+  return `${text.slice(0, MAX_FAILURE_DETAIL_CHARS)} [cut: ${text.length - MAX_FAILURE_DETAIL_CHARS} more characters]`;
+}
+
+/** The client's own check of a result against the tool's output schema, made after the tool ran. */
+const OUTPUT_SCHEMA_FAILURE = /^(?:Structured content does not match the tool's output schema|Failed to validate structured content|Tool .* has an output schema but did not return structured content)/s;
+
 function failure(site: McpCallSite, type: FailureType, retryable: boolean, what: string, next: string): ApplicationFailure {
   const message = redact(`${site.toolName}: ${what} Next step: ${next}`, site.secrets);
   return retryable ? ApplicationFailure.retryable(message, type) : ApplicationFailure.nonRetryable(message, type);
@@ -26,7 +37,7 @@ export function toolReportedError(site: McpCallSite, text: string): ApplicationF
     site,
     FailureType.ToolFailed,
     false,
-    `the tool reported an error: ${text.trim() || '(no details)'}.`,
+    `the tool reported an error: ${clip(text.trim()) || '(no details)'}.`,
     'read the error; if it names a wrong or missing argument, fix it and call the tool once more, otherwise explain the problem to the user.',
   );
 }
@@ -49,7 +60,17 @@ export function mcpCallFailure(err: unknown, site: McpCallSite): ApplicationFail
     );
   }
   if (err instanceof McpError) {
-    const detail = err.message.replace(/^MCP error -?\d+: /, '');
+    const detail = clip(err.message.replace(/^MCP error -?\d+: /, ''));
+    if ((err.code === ErrorCode.InvalidParams || err.code === ErrorCode.InvalidRequest) && OUTPUT_SCHEMA_FAILURE.test(detail)) {
+      // The tool ran: its arguments were fine, and whatever it changes may have changed.
+      return failure(
+        site,
+        FailureType.ToolFailed,
+        false,
+        `the tool ran, but its result does not fit the output schema it declares: ${detail}.`,
+        'the call may have taken effect; do not call it again to repeat a change; check its effect another way, or tell the user the service answered in an unexpected form.',
+      );
+    }
     switch (err.code) {
       case ErrorCode.RequestTimeout:
         return failure(
@@ -86,7 +107,7 @@ export function mcpCallFailure(err: unknown, site: McpCallSite): ApplicationFail
     site,
     FailureType.ToolFailed,
     true,
-    `calling MCP server "${site.server}" failed: ${errorText(err)}.`,
+    `calling MCP server "${site.server}" failed: ${clip(errorText(err))}.`,
     'retry at most once if this looks transient; otherwise tell the user the service failed.',
   );
 }

@@ -45,3 +45,30 @@ describe('one next step per MCP failure', () => {
     expect(JSON.parse(toolErrorContent('ToolTimeout', 'The tool did not finish within 10 s.')).error.next_step).toBe(nextStepFor('ToolTimeout'));
   });
 });
+
+describe('failures the server words', () => {
+  it('a result that does not fit the tool\'s output schema says the tool ran and may have taken effect, never "call it again"', () => {
+    for (const err of [
+      new McpError(ErrorCode.InvalidParams, "Structured content does not match the tool's output schema: data/id must be string"),
+      new McpError(ErrorCode.InvalidParams, 'Failed to validate structured content: schema is invalid'),
+      new McpError(ErrorCode.InvalidRequest, 'Tool crm_create has an output schema but did not return structured content'),
+    ]) {
+      const failure = mcpCallFailure(err, site);
+      expect(failure.type).toBe('ToolFailed');
+      expect(failure.nonRetryable).toBe(true);
+      expect(failure.message).toMatch(/the tool ran, but its result does not fit the output schema/);
+      expect(modelReads(failure).next_step).toMatch(/may have taken effect; do not call it again to repeat a change/);
+      expect(failure.message).not.toMatch(/call it again\./);
+    }
+    // Arguments the server refused before running stay ToolInputInvalid.
+    expect(mcpCallFailure(new McpError(ErrorCode.InvalidParams, 'name: expected string'), site).type).toBe('ToolInputInvalid');
+  });
+
+  it('a server\'s error text of a megabyte is cut to 4,000 characters, saying how much was cut', () => {
+    const huge = 'e'.repeat(1_000_000);
+    for (const failure of [toolReportedError(site, huge), mcpCallFailure(new McpError(-32099, huge), site), mcpCallFailure(new Error(huge), site)]) {
+      expect(failure.message.length).toBeLessThan(5_000);
+      expect(failure.message).toMatch(/\[cut: 996000 more characters\]/);
+    }
+  });
+});
