@@ -7,7 +7,7 @@ import { briefSchema } from '../workflows/tool-call-plan';
 import { checkArgumentPatterns } from './tools/argument-patterns';
 import { toolFailure } from './tools/tool-errors';
 import { hashOf, type RunnableTool } from './tools/tool-registry';
-import { truncateForModel, type ToolResultStore } from './tools/tool-result-store';
+import { MAX_STORED_RESULT_CHARS, storedForm, truncateForModel, type ToolResultStore } from './tools/tool-result-store';
 
 /** Supplies the current catalog; MCP tools come and go, so it is asked each time. */
 export interface ToolSource {
@@ -100,8 +100,16 @@ export function createToolActivities(deps: ToolActivityDeps) {
         clearInterval(beat);
       }
       const whole = stringify(value);
-      const cut = truncateForModel(whole, deps.maxResultChars, input.idempotencyKey);
-      if (cut.truncated) await deps.results.save(input.idempotencyKey, input.toolName, whole);
+      if (whole.length <= deps.maxResultChars) return { content: whole, truncated: false, durationMs: Date.now() - started };
+      // The tool has run: nothing from here on may fail the activity, or a retry would run it again.
+      let stored: 'whole' | 'start' | 'none' = whole.length <= MAX_STORED_RESULT_CHARS ? 'whole' : 'start';
+      try {
+        await deps.results.save(input.idempotencyKey, input.toolName, storedForm(whole));
+      } catch (err) {
+        stored = 'none';
+        Context.current().log.warn(`tool ${input.toolName}: its result (${whole.length} characters) could not be stored: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const cut = truncateForModel(whole, deps.maxResultChars, input.idempotencyKey, stored);
       return { content: cut.content, truncated: cut.truncated, durationMs: Date.now() - started };
     },
   };

@@ -21,9 +21,31 @@ export class ToolResultStore {
   }
 }
 
-/** Cuts `content` to `max` characters with a note that tells the model where the rest is. */
-export function truncateForModel(content: string, max: number, ref: string): { content: string; truncated: boolean } {
+/**
+ * Characters of one result kept in the store: MongoDB holds at most 16 MB a
+ * document, and 4 million characters are 12 MB at most in UTF-8.
+ */
+export const MAX_STORED_RESULT_CHARS = 4_000_000;
+
+/** What the store keeps of a result: all of it, or its first MAX_STORED_RESULT_CHARS characters, marked. */
+export function storedForm(content: string): string {
+  if (content.length <= MAX_STORED_RESULT_CHARS) return content;
+  return `${content.slice(0, MAX_STORED_RESULT_CHARS)}\n[cut: the result was ${content.length} characters; the first ${MAX_STORED_RESULT_CHARS} are kept]`;
+}
+
+/**
+ * Cuts `content` to `max` characters with a note that tells the model where
+ * the rest is: stored under `ref` (`stored`: 'whole' or 'start', when only
+ * its start fitted), or nowhere ('none', the store failed).
+ */
+export function truncateForModel(content: string, max: number, ref: string, stored: 'whole' | 'start' | 'none' = 'whole'): { content: string; truncated: boolean } {
   if (content.length <= max) return { content, truncated: false };
-  const note = `\n[truncated: showing ${max} of ${content.length} characters; the full result is stored as tool_result ${ref}]`;
+  const where =
+    stored === 'whole'
+      ? `the full result is stored as tool_result ${ref}`
+      : stored === 'start'
+        ? `its first ${MAX_STORED_RESULT_CHARS} characters are stored as tool_result ${ref}`
+        : 'the rest could not be stored';
+  const note = `\n[truncated: showing ${max} of ${content.length} characters; ${where}]`;
   return { content: content.slice(0, Math.max(0, max - note.length)) + note, truncated: true };
 }
