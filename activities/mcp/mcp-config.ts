@@ -151,6 +151,16 @@ export function parseMcpConfig(raw: unknown, options: { env?: Record<string, str
       if (server.denyTools.includes(tool)) problems.push({ server: name, field: 'denyTools', message: `"${tool}" is both allowed and denied` });
     }
     const secrets = [...expansion.secrets];
+    if (server.type === 'http') {
+      const url = new URL(server.url);
+      // fetch refuses such a URL with an error that quotes it whole, password included, into logs and tool failures.
+      if (url.username || url.password) {
+        problems.push({ server: name, field: 'url', message: 'must not carry credentials (user:password@host); send them in headers, such as "Authorization"' });
+        continue;
+      }
+      // A key passed in the query string (?api_key=...) is as secret as a header.
+      for (const value of url.searchParams.values()) if (value.length >= 8) secrets.push(value, encodeURIComponent(value));
+    }
     // Header and env values are treated as secrets even when written literally in the file.
     const literal = server.type === 'http' ? Object.values(server.headers) : Object.values(server.env);
     secrets.push(...literal.filter((v) => v.length >= 4));

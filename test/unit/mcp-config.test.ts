@@ -84,6 +84,15 @@ describe('MCP configuration', () => {
     );
   });
 
+  it('refuses credentials in an HTTP server\'s URL without repeating them, and keeps a key in its query string as a secret', () => {
+    const problems = problemsOf({ mcpServers: { crm: { type: 'http', url: 'https://admin:hunter2-pass@crm.example/mcp' } } });
+    expect(problems).toEqual(['crm url: must not carry credentials (user:password@host); send them in headers, such as "Authorization"']);
+    expect(problems.join('\n')).not.toContain('hunter2');
+    const [server] = parseMcpConfig({ mcpServers: { search: { type: 'http', url: 'https://search.example/mcp?api_key=k3y-0123456789&region=eu' } } }).servers;
+    expect(server!.secrets).toContain('k3y-0123456789');
+    expect(redact('GET https://search.example/mcp?api_key=k3y-0123456789 failed', server!.secrets)).not.toContain('k3y-0123456789');
+  });
+
   it('says which file and field when the file itself is wrong', () => {
     expect(() => parseMcpConfig({ servers: {} }, { source: 'mcp.json' })).toThrow(/Invalid MCP configuration in mcp\.json .*\n  - field "mcpServers": /);
     const dir = mkdtempSync(join(tmpdir(), 'mcp-config-'));
