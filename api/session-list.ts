@@ -4,6 +4,7 @@ import type { AgentClient } from '../client';
 import { workflowIdFor } from '../workflows/messages';
 import { hasTenantRole, type Principal } from '../workflows/principal';
 import { SessionStatusKey, SessionTenantKey, SessionUserKey } from '../workflows/search-attributes';
+import { ProblemError } from './problem';
 import type { SessionSummary } from './routes';
 
 /*
@@ -32,8 +33,17 @@ const SESSION_PREFIX = workflowIdFor('');
 /** Closed runs read past without listing them (older runs of restored sessions) before the list stops short. */
 const MAX_CLOSED_SCANNED = 5_000;
 
-/** A visibility query's string literal: the values come from tokens and validated query strings, quoted anyway. */
-const literal = (v: string) => `"${v.replace(/["\\]/g, '')}"`;
+/** True when `v` can stand in a visibility query's string literal as it is. */
+const quotable = (v: string) => !/["\\]/.test(v);
+
+/**
+ * A visibility query's string literal. A quote or backslash is refused, not
+ * dropped: dropped, the tenant `acme"` would list tenant `acme`'s sessions.
+ */
+function literal(v: string, what: string): string {
+  if (!quotable(v)) throw new ProblemError(422, 'UnlistableName', `Sessions cannot be listed by a ${what} holding a quote (") or a backslash (\\).`);
+  return `"${v}"`;
+}
 
 function summaryOf(info: WorkflowExecutionInfo, tenant: string): SessionSummaryRow {
   const memo = (info.memo ?? {}) as { version?: unknown; lastTurn?: unknown; pendingApprovals?: unknown };
@@ -60,9 +70,9 @@ function summaryOf(info: WorkflowExecutionInfo, tenant: string): SessionSummaryR
 export async function listSessions(agent: AgentClient, caller: Principal, filter: SessionListFilter): Promise<SessionSummaryRow[]> {
   const user = hasTenantRole(caller.tenant, caller, 'approver') ? filter.user : caller.user;
   // Sessions of this API's task queue only: the ones its workers run.
-  const scope = [`WorkflowType = "agentSession"`, `TaskQueue = ${literal(agent.taskQueue)}`, `SessionTenant = ${literal(caller.tenant)}`];
-  if (user) scope.push(`SessionUser = ${literal(user)}`);
-  const status = filter.status ? [`SessionStatus = ${literal(filter.status)}`] : [];
+  const scope = [`WorkflowType = "agentSession"`, `TaskQueue = ${literal(agent.taskQueue, 'task queue')}`, `SessionTenant = ${literal(caller.tenant, 'tenant')}`];
+  if (user) scope.push(`SessionUser = ${literal(user, 'user')}`);
+  const status = filter.status ? [`SessionStatus = ${literal(filter.status, 'status')}`] : [];
   const pageSize = Math.min(filter.limit, 100);
   const out: SessionSummaryRow[] = [];
   const listed = new Set<string>();
@@ -112,9 +122,12 @@ export async function listSessions(agent: AgentClient, caller: Principal, filter
  */
 async function newestRunsOnly(agent: AgentClient, scope: string[], runs: WorkflowExecutionInfo[]): Promise<WorkflowExecutionInfo[]> {
   if (runs.length === 0) return [];
-  const ids = [...new Set(runs.map((r) => r.workflowId))];
+  // An id no query can name (made with raw Temporal access) cannot be shown to be its session's newest run: left out.
+  const ids = [...new Set(runs.map((r) => r.workflowId))].filter(quotable);
+  if (ids.length === 0) return [];
   const newest = new Map<string, { runId: string; startedAt: number }>();
-  const query = [...scope, `WorkflowId IN (${ids.map(literal).join(', ')})`].join(' AND ');
+  // A run that continued as new is never its session's newest: those (many, for a session with a small history budget) are not read.
+  const query = [...scope, `ExecutionStatus != "ContinuedAsNew"`, `WorkflowId IN (${ids.map((id) => `"${id}"`).join(', ')})`].join(' AND ');
   for await (const info of agent.client.workflow.list({ query, pageSize: 1_000 })) {
     const seen = newest.get(info.workflowId);
     if (!seen || info.startTime.getTime() > seen.startedAt) newest.set(info.workflowId, { runId: info.runId, startedAt: info.startTime.getTime() });

@@ -782,6 +782,22 @@ describe('HTTP API', () => {
     await again.body?.cancel();
   });
 
+  it('a tenant or user name holding a quote or backslash cannot list another\'s sessions: 422 naming why', async () => {
+    // ana has sessions by now (tenant acme); names that a dropped quote or backslash would turn into hers.
+    const minted = [mintToken({ tenant: 'acme"', user: 'x', roles: ['admin'] }), mintToken({ tenant: 'acme\\', user: 'x', roles: ['admin'] }), mintToken({ tenant: 'acme', user: 'an"a' })];
+    const other = createApi({ agent: env.agent, tokens: new TokenBook(minted.map((m) => m.entry)), limits: { requestsPerMinute: 100_000 } });
+    const server = await listen(other.app, 0);
+    closers.push(async () => {
+      await server.close();
+      other.hub.close();
+    });
+    for (const { token } of minted) {
+      const res = await fetch(`${server.url}/v1/sessions?state=any&limit=200`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(422);
+      expect(await problem(res)).toMatchObject({ failureType: 'UnlistableName' });
+    }
+  });
+
   it('429 with Retry-After past the per-token rate, for that token only', async () => {
     const a = mintToken({ tenant: 'acme', user: 'ana' });
     const b = mintToken({ tenant: 'acme', user: 'bob' });
