@@ -223,8 +223,21 @@ export const approvalsRoute = createRoute({
   security,
   request: { query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }) },
   responses: {
-    200: { description: 'Pending approvals', content: { 'application/json': { schema: z.object({ approvals: z.array(PendingApproval) }) } } },
-    ...problemResponses(401, 422, 429, 503),
+    200: {
+      description: 'Pending approvals',
+      content: {
+        'application/json': {
+          schema: z.object({
+            approvals: z.array(PendingApproval),
+            unreadable: z
+              .array(z.string())
+              .optional()
+              .openapi({ description: 'Sessions waiting for approval whose pending calls could not be read now (workers slow or down): their calls are missing from `approvals`. When none could be read the answer is 503 or 504 instead.' }),
+          }),
+        },
+      },
+    },
+    ...problemResponses(401, 422, 429, 503, 504),
   },
 });
 

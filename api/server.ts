@@ -8,7 +8,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { ServerResponse } from 'node:http';
-import type { AgentClient, SessionEvent } from '../client';
+import { NotAuthorizedError, SessionNotFoundError, type AgentClient, type SessionEvent } from '../client';
 import { hasTenantRole, type Principal } from '../workflows/principal';
 import type { ApiTokenEntry, TokenBook } from './auth';
 import { EventHub, HUB_BUFFER_EVENTS } from './event-hub';
@@ -362,13 +362,30 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     // The list is eventually consistent; each session says what is pending now. Asked a few at a time, per request
     // (a slow session holds up only the listing that asked for it), so one request never sends the server `limit` queries at once.
     const reads = pLimit(APPROVAL_READS_AT_ONCE);
-    const views = await Promise.all(waiting.map((s) => reads(() => agent.getSession(s.sessionId).catch(() => undefined))));
+    // A session that closed since the list, or that the caller may no longer read, holds nothing to decide. Any other
+    // failure (workers down, a query timing out) is not "nothing pending": the answer says which sessions it could not read.
+    const unreadable: string[] = [];
+    let firstFailure: unknown;
+    const views = await Promise.all(
+      waiting.map((s) =>
+        reads(() =>
+          agent.getSession(s.sessionId).catch((err: unknown) => {
+            if (err instanceof SessionNotFoundError || err instanceof NotAuthorizedError) return undefined;
+            unreadable.push(s.sessionId);
+            firstFailure ??= err;
+            return undefined;
+          }),
+        ),
+      ),
+    );
+    // Nothing read at all: the error itself (503/504), never an empty inbox.
+    if (unreadable.length > 0 && unreadable.length === waiting.length) throw firstFailure;
     for (const [i, s] of waiting.entries()) {
       for (const p of views[i]?.pendingConfirmations ?? []) {
         approvals.push({ sessionId: s.sessionId, tenant: s.tenant, user: s.user, toolCallId: p.toolCallId, toolName: p.toolName, risk: p.risk, ...(p.requestedAt ? { requestedAt: p.requestedAt } : {}), confirmation: p as unknown as Record<string, unknown> });
       }
     }
-    return c.json({ approvals: approvals.slice(0, limit) }, 200);
+    return c.json({ approvals: approvals.slice(0, limit), ...(unreadable.length > 0 ? { unreadable } : {}) }, 200);
   });
 
   app.openapi(listMemoriesRoute, async (c) => {
