@@ -7,7 +7,7 @@ import { McpUnavailableError, isConnectionFailure, isSessionNotFound } from './m
 import { listAllTools } from './mcp-list-tools';
 import { errorText, serverLogger, type McpLogger } from './mcp-log';
 import { ProgressRouter } from './mcp-progress-routing';
-import { unsupportedReason } from './mcp-tool-support';
+import { MAX_TOOLS_PER_SERVER, unsupportedReason } from './mcp-tool-support';
 import type { McpOAuth, McpOAuthProvider } from './mcp-oauth-provider';
 import { backoffDelay, waitFor, withTimeout } from './mcp-timing';
 import { createTransport, type McpTransportHandle } from './mcp-transport';
@@ -413,6 +413,14 @@ export class McpConnection {
       }
       return false;
     });
+    if (tools.length > MAX_TOOLS_PER_SERVER) {
+      const left = tools.splice(MAX_TOOLS_PER_SERVER);
+      const key = `more than ${MAX_TOOLS_PER_SERVER}: ${left.map((t) => t.name).join(',')}`;
+      if (!this.withheldReported.has(key)) {
+        this.withheldReported.add(key);
+        this.log.warn(`the server lists ${tools.length + left.length} tools; the first ${MAX_TOOLS_PER_SERVER} are offered, not ${left.map((t) => `"${t.name}"`).slice(0, 10).join(', ')}${left.length > 10 ? ` and ${left.length - 10} more` : ''} (narrow it with allowTools)`);
+      }
+    }
     const hash = hashOf(tools);
 
     if (hash === this.toolsHash) return false;

@@ -1,5 +1,6 @@
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { checkJsonSchema } from '../../workflows/json-schema-check';
+import { checkJsonSchema, mapSubschemas } from '../../workflows/json-schema-check';
+import { offeredDescription } from './mcp-tool-support';
 import type { RiskLevel, ToolSpec } from '../../workflows/tool-spec';
 import { hashOf, type RunnableTool } from '../tools/tool-registry';
 import type { McpServerConfig } from './mcp-config';
@@ -43,9 +44,16 @@ export function maxAttemptsFor(risk: RiskLevel, annotations: ToolAnnotations | u
   return (annotations?.idempotentHint ?? risk === 'read') ? 3 : 1;
 }
 
-/** The JSON schema the model sees: the server's input schema without `$schema`, always an object. */
-function modelParameters(inputSchema: Tool['inputSchema']): Record<string, unknown> {
-  const schema = structuredClone(inputSchema) as Record<string, unknown>;
+/**
+ * The JSON schema the model sees: the server's input schema without
+ * `$schema`, always an object, and every array with `items` (OpenAI refuses a
+ * request whose tool has an array schema without them, failing every turn).
+ */
+export function modelParameters(inputSchema: Tool['inputSchema']): Record<string, unknown> {
+  const schema = mapSubschemas(structuredClone(inputSchema), (node) => {
+    const types = Array.isArray(node.type) ? node.type : [node.type];
+    return types.includes('array') && node.items === undefined && node.prefixItems === undefined ? { ...node, items: {} } : node;
+  }) as Record<string, unknown>;
   delete schema.$schema;
   schema.type = 'object';
   schema.properties ??= {};
@@ -74,7 +82,7 @@ export function mcpRunnable({ server, tool, target, defaultTimeoutMs, elicitatio
   const override = server.toolOverrides[tool.name] ?? {};
   const parameters = modelParameters(tool.inputSchema);
   const risk = override.risk ?? server.risk ?? riskFromAnnotations(tool.annotations);
-  const description = override.description ?? tool.description ?? tool.annotations?.title ?? tool.title ?? `Tool "${tool.name}" of the ${server.name} service.`;
+  const description = offeredDescription(override.description ?? tool.description ?? tool.annotations?.title ?? tool.title ?? `Tool "${tool.name}" of the ${server.name} service.`);
   const spec: ToolSpec = {
     name: mcpToolName(server.name, tool.name),
     description,

@@ -11,5 +11,26 @@ export function unsupportedReason(tool: Tool): string | undefined {
   if (tool.execution?.taskSupport === 'required') {
     return 'it declares execution.taskSupport "required" (task-based execution, MCP 2025-11-25), which this client does not support; every call would fail with -32600';
   }
+  const schemaChars = JSON.stringify(tool.inputSchema ?? {}).length;
+  if (schemaChars > MAX_INPUT_SCHEMA_CHARS) {
+    return `its input schema is ${schemaChars} characters of JSON, over ${MAX_INPUT_SCHEMA_CHARS}: it would be sent with every model call and kept in every session's history`;
+  }
   return undefined;
+}
+
+/** An input schema longer than this as JSON is not offered. Real ones are a few KB. */
+export const MAX_INPUT_SCHEMA_CHARS = 32_768;
+
+/** Characters of a tool's description offered to the model; the rest is cut, marked. */
+export const MAX_TOOL_DESCRIPTION_CHARS = 4_000;
+
+/**
+ * Tools offered from one server: OpenAI refuses a request with more than
+ * 128 tools, and every one of them is in every model call.
+ */
+export const MAX_TOOLS_PER_SERVER = 128;
+
+export function offeredDescription(description: string): string {
+  if (description.length <= MAX_TOOL_DESCRIPTION_CHARS) return description;
+  return `${description.slice(0, MAX_TOOL_DESCRIPTION_CHARS)} [description cut: ${description.length - MAX_TOOL_DESCRIPTION_CHARS} more characters]`;
 }

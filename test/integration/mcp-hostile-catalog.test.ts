@@ -1,0 +1,38 @@
+import path from 'node:path';
+import { parseMcpConfig } from '../../activities/mcp/mcp-config';
+import { McpConnection } from '../../activities/mcp/mcp-connection';
+import { mcpRunnable } from '../../activities/mcp/mcp-tool-adapter';
+import { MAX_TOOL_DESCRIPTION_CHARS, MAX_TOOLS_PER_SERVER } from '../../activities/mcp/mcp-tool-support';
+import { PROJECT_ROOT, recordingLogger } from '../support/mcp-servers';
+
+/*
+ * A real stdio MCP server listing tools no model request could carry: each
+ * is left out, cut or fixed as it is listed, and the worker says why.
+ */
+
+it('a 100 KB input schema is not offered, tools past 128 are not offered, a 50,000-character description is cut, and an array without items gets them', async () => {
+  const server = parseMcpConfig({ mcpServers: { hostile: { command: process.execPath, args: ['--import', 'tsx', path.join(__dirname, '../support/hostile-catalog-mcp-server.ts')], cwd: PROJECT_ROOT } } }, { env: {} }).servers[0]!;
+  const logger = recordingLogger();
+  const connection = new McpConnection(server, { connectTimeoutMs: 10_000, refreshIntervalMs: 600_000, logger, reconnect: { initialDelayMs: 100, maxDelayMs: 500 } });
+  try {
+    expect(await connection.start()).toBe(true);
+    const names = connection.tools.map((t) => t.name);
+    expect(names).toHaveLength(MAX_TOOLS_PER_SERVER);
+    expect(names).not.toContain('huge_schema');
+    expect(names.slice(0, 2)).toEqual(['tag_items', 'wordy']);
+    expect(names).not.toContain('plain_126');
+    expect(logger.lines).toContainEqual(expect.stringMatching(/tool "huge_schema" is not offered: its input schema is \d+ characters of JSON, over 32768/));
+    expect(logger.lines).toContainEqual(expect.stringMatching(/the server lists 132 tools; the first 128 are offered, not "plain_126", "plain_127", "plain_128", "plain_129" \(narrow it with allowTools\)/));
+
+    const runnable = (name: string) => mcpRunnable({ server, tool: connection.tools.find((t) => t.name === name)!, target: connection, defaultTimeoutMs: 10_000 });
+    const tags = runnable('tag_items').spec.parameters as { properties: Record<string, Record<string, unknown>> };
+    expect(tags.properties.tags).toEqual({ type: 'array', items: {} });
+    expect(tags.properties.pairs).toEqual({ type: ['array', 'null'], description: 'pairs', items: {} });
+    expect(tags.properties.fixed).toEqual({ type: 'array', items: { type: 'string' } });
+    const wordy = runnable('wordy').spec.description;
+    expect(wordy.length).toBeLessThan(MAX_TOOL_DESCRIPTION_CHARS + 100);
+    expect(wordy).toMatch(/\[description cut: 46000 more characters\]$/);
+  } finally {
+    await connection.close();
+  }
+}, 60_000);
