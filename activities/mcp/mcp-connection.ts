@@ -8,6 +8,7 @@ import { listAllTools } from './mcp-list-tools';
 import { errorText, serverLogger, type McpLogger } from './mcp-log';
 import { ProgressRouter } from './mcp-progress-routing';
 import { MAX_TOOLS_PER_SERVER, unsupportedReason } from './mcp-tool-support';
+import { safeOutputValidator } from './mcp-output-validator';
 import type { McpOAuth, McpOAuthProvider } from './mcp-oauth-provider';
 import { backoffDelay, waitFor, withTimeout } from './mcp-timing';
 import { createTransport, type McpTransportHandle } from './mcp-transport';
@@ -285,7 +286,7 @@ export class McpConnection {
   private async connectOnce(timeout: number): Promise<void> {
     if (this.isClosed()) throw new McpUnavailableError(this.name, 'the connection pool is closed');
     const handle = createTransport(this.server, this.log, this.oauth);
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: safeOutputValidator });
     this.options.protocol?.configure(client);
     this.progress.attach(handle.transport);
     const pending = { client, handle };

@@ -10,7 +10,7 @@ import { PROJECT_ROOT, recordingLogger } from '../support/mcp-servers';
  * is left out, cut or fixed as it is listed, and the worker says why.
  */
 
-it('a 100 KB input schema is not offered, tools past 128 are not offered, a 50,000-character description is cut, and an array without items gets them', async () => {
+it('a 100 KB input schema is not offered, tools past 128 are not offered, a 50,000-character description is cut, an array without items gets them, and output schemas are checked without ajv', async () => {
   const server = parseMcpConfig({ mcpServers: { hostile: { command: process.execPath, args: ['--import', 'tsx', path.join(__dirname, '../support/hostile-catalog-mcp-server.ts')], cwd: PROJECT_ROOT } } }, { env: {} }).servers[0]!;
   const logger = recordingLogger();
   const connection = new McpConnection(server, { connectTimeoutMs: 10_000, refreshIntervalMs: 600_000, logger, reconnect: { initialDelayMs: 100, maxDelayMs: 500 } });
@@ -19,10 +19,10 @@ it('a 100 KB input schema is not offered, tools past 128 are not offered, a 50,0
     const names = connection.tools.map((t) => t.name);
     expect(names).toHaveLength(MAX_TOOLS_PER_SERVER);
     expect(names).not.toContain('huge_schema');
-    expect(names.slice(0, 2)).toEqual(['tag_items', 'wordy']);
-    expect(names).not.toContain('plain_126');
+    expect(names.slice(0, 4)).toEqual(['bad_output_schema', 'redos_output', 'tag_items', 'wordy']);
+    expect(names).not.toContain('plain_124');
     expect(logger.lines).toContainEqual(expect.stringMatching(/tool "huge_schema" is not offered: its input schema is \d+ characters of JSON, over 32768/));
-    expect(logger.lines).toContainEqual(expect.stringMatching(/the server lists 132 tools; the first 128 are offered, not "plain_126", "plain_127", "plain_128", "plain_129" \(narrow it with allowTools\)/));
+    expect(logger.lines).toContainEqual(expect.stringMatching(/the server lists 134 tools; the first 128 are offered, not "plain_124", "plain_125", .*"plain_129" \(narrow it with allowTools\)/));
 
     const runnable = (name: string) => mcpRunnable({ server, tool: connection.tools.find((t) => t.name === name)!, target: connection, defaultTimeoutMs: 10_000 });
     const tags = runnable('tag_items').spec.parameters as { properties: Record<string, Record<string, unknown>> };
@@ -32,6 +32,13 @@ it('a 100 KB input schema is not offered, tools past 128 are not offered, a 50,0
     const wordy = runnable('wordy').spec.description;
     expect(wordy.length).toBeLessThan(MAX_TOOL_DESCRIPTION_CHARS + 100);
     expect(wordy).toMatch(/\[description cut: 46000 more characters\]$/);
+
+    // Output schemas: one no validator can use checks nothing; a backtracking pattern is run on RE2, at once.
+    const call = (name: string) => connection.callTool(name, {}, { signal: new AbortController().signal, timeoutMs: 10_000 });
+    expect(await call('bad_output_schema')).toMatchObject({ structuredContent: { a: 1, b: 2 } });
+    const started = performance.now();
+    await expect(call('redos_output')).rejects.toThrow(/does not match the tool's output schema: v must match the pattern \^\(a\+\)\+\$/);
+    expect(performance.now() - started).toBeLessThan(2_000);
   } finally {
     await connection.close();
   }
