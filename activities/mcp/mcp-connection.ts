@@ -47,6 +47,11 @@ export interface McpCallOptions {
 
 const CLIENT_INFO = { name: 'durable-agent', version: '0.1.0' };
 
+/** A connection that stayed up this long starts the reconnect backoff from its first step when it drops. */
+const STABLE_CONNECTION_MS = 30_000;
+/** Tool calls timing out one after another before the server is pinged (and reconnected if silent). */
+const TIMEOUTS_BEFORE_PROBE = 3;
+
 /** A call to a server marked down tries to reconnect at once, unless an attempt failed this recently (its error is fresh). */
 const ON_DEMAND_MIN_SPACING_MS = 250;
 
@@ -68,6 +73,10 @@ export class McpConnection {
   private toolsHash = '';
   private lastErrorText: string | undefined;
   private attempt = 0;
+  /** When the live connection became ready. */
+  private readySince = 0;
+  /** Calls that timed out one after another on the live connection. */
+  private timeoutsInARow = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private connecting: Promise<void> | null = null;
@@ -170,6 +179,7 @@ export class McpConnection {
     const call = async (c: Client) => {
       const result = (await c.callTool({ name, arguments: args, ...meta }, undefined, { signal: options.signal, timeout: remaining() })) as CallToolResult;
       this.metrics.call(result.isError ? 'tool_error' : 'ok');
+      if (this.client === c) this.timeoutsInARow = 0;
       return result;
     };
     try {
@@ -192,6 +202,12 @@ export class McpConnection {
         throw new McpUnavailableError(this.name, this.oauth.waitingText);
       }
       if (isConnectionFailure(err)) this.suspect(client, err);
+      else if (err instanceof McpError && err.code === ErrorCode.RequestTimeout && this.client === client && ++this.timeoutsInARow >= TIMEOUTS_BEFORE_PROBE) {
+        // A server that answers nothing (hung, stopped) times every call out and is never "disconnected":
+        // after a few timeouts in a row a ping decides, and a silent one is reconnected.
+        this.timeoutsInARow = 0;
+        this.suspect(client, err);
+      }
       throw err;
     } finally {
       progress?.dispose();
@@ -321,7 +337,10 @@ export class McpConnection {
     this.client = client;
     this.handle = handle;
     this.state = 'ready';
-    this.attempt = 0;
+    // The backoff starts again only once this connection has stayed up (see disconnected): a server that
+    // exits right after its handshake is otherwise respawned at the first step's delay for ever.
+    this.readySince = Date.now();
+    this.timeoutsInARow = 0;
     this.lastErrorText = undefined;
     this.connectCount += 1;
     this.metrics.connected();
@@ -490,6 +509,7 @@ export class McpConnection {
 
   private disconnected(reason: string): void {
     if (this.state === 'closed') return;
+    if (this.state === 'ready' && Date.now() - this.readySince >= STABLE_CONNECTION_MS) this.attempt = 0;
     if (this.state === 'ready') {
       this.log.warn(`disconnected: ${reason}; reconnecting with backoff`);
       this.metrics.disconnected();
