@@ -17,18 +17,34 @@ export interface CitationCheck {
 const GROUP = /\[\s*mem:\s*([0-9a-z]{1,32}(?:\s*[,;]\s*(?:mem:\s*)?[0-9a-z]{1,32})*)\s*\]/gi;
 const SEPARATOR = /\s*[,;]\s*(?:mem:\s*)?/i;
 
-/** Finds `[mem:<id>]` citations and checks them against the ids injected this turn. */
-export function checkCitations(answer: string, injectedIds: Iterable<string>): CitationCheck {
+// Also what models write instead: a full id (`[mem_<24 hex>]`, as find_memories hands them out), full-width
+// brackets and colons (`【mem:ab12】`, `［mem：ab12］`), Chinese commas between ids.
+const WIDE_GROUP = /[[\u3010\uff3b]\s*mem\s*[:_\uff1a]\s*([0-9a-z]{1,32}(?:\s*[,;\uff0c\u3001]\s*(?:mem\s*[:_\uff1a]\s*)?[0-9a-z]{1,32})*)\s*[\]\u3011\uff3d]/gi;
+const WIDE_SEPARATOR = /\s*[,;\uff0c\u3001]\s*(?:mem\s*[:_\uff1a]\s*)?/i;
+/** A full memory id's hex: `mem_` and 24 hex digits, of which an injected short id is the start. */
+const FULL_HEX = /^[0-9a-f]{24}$/;
+
+/**
+ * Finds `[mem:<id>]` citations and checks them against the ids injected this
+ * turn. `wide` also reads the other forms (WIDE_GROUP); a full id counts as
+ * the injected short id it starts with.
+ */
+export function checkCitations(answer: string, injectedIds: Iterable<string>, options: { wide?: boolean } = {}): CitationCheck {
   const injected = new Set([...injectedIds].map((id) => id.toLowerCase()));
+  if (options.wide) return checkWith(answer, WIDE_GROUP, WIDE_SEPARATOR, (id) => injected.has(id) || (FULL_HEX.test(id) && [...injected].some((s) => id.startsWith(s))));
+  return checkWith(answer, GROUP, SEPARATOR, (id) => injected.has(id));
+}
+
+function checkWith(answer: string, group: RegExp, separator: RegExp, known: (id: string) => boolean): CitationCheck {
   const cited: string[] = [];
   const unknown: string[] = [];
   const note = (list: string[], id: string) => {
     if (!list.includes(id)) list.push(id);
   };
-  const replaced = answer.replace(GROUP, (_match, inner: string) => {
-    const ids = inner.split(SEPARATOR).map((id) => id.trim().toLowerCase());
-    const kept = ids.filter((id) => injected.has(id));
-    for (const id of ids) note(injected.has(id) ? cited : unknown, id);
+  const replaced = answer.replace(group, (_match, inner: string) => {
+    const ids = inner.split(separator).map((id) => id.trim().toLowerCase());
+    const kept = ids.filter(known);
+    for (const id of ids) note(known(id) ? cited : unknown, id);
     return kept.length === 0 ? '\u0000' : `[${kept.map((id) => `mem:${id}`).join(', ')}]`;
   });
   return { cited, unknown, cleaned: unknown.length === 0 ? answer : tidyRemovals(replaced) };

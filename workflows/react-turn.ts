@@ -10,6 +10,13 @@ import { planToolCall, type ToolCallPlan } from './tool-call-plan';
 import type { ToolPins } from './tool-pins';
 import { toolErrorContent } from './tool-feedback';
 import { checkCitations, citationCorrection } from './memory-citations';
+
+/**
+ * Unknown memory ids are removed from text that comes with tool calls too, and
+ * citations are read in every form models write them (`[mem_<full id>]`,
+ * full-width brackets). Asked only when such a citation is found.
+ */
+export const CITATIONS_CHECKED_EVERY_STEP = 'citations-checked-every-step';
 import { previewValue } from './json-bounds';
 import { MAX_TURN_TEXT_CHARS } from './model-output-limits';
 import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
@@ -312,8 +319,24 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     const replyCalls = uniqueCallIds(reply.toolCalls);
     if (replyCalls.length > 0) assistant.tool_calls = replyCalls;
     ctx.messages.push(assistant);
+    if (reply.toolCalls.length > 0 && ctx.citations && reply.content) {
+      // Text beside tool calls reaches the answer too; it cannot be regenerated (the calls go on), so unknown
+      // citations in it are removed. Runs from before the patch left them (asked only when there is one).
+      const wide = checkCitations(reply.content, ctx.citations.injectedIds, { wide: true });
+      if (wide.unknown.length > 0 && isPatched(CITATIONS_CHECKED_EVERY_STEP)) {
+        ctx.citations.onFlag(wide.unknown, 'removed');
+        if (wide.cleaned) texts[texts.length - 1] = wide.cleaned;
+        else texts.pop();
+        assistant.content = wide.cleaned || null;
+      }
+    }
     if (reply.toolCalls.length === 0) {
-      const check = ctx.citations ? checkCitations(reply.content ?? '', ctx.citations.injectedIds) : null;
+      let check = ctx.citations ? checkCitations(reply.content ?? '', ctx.citations.injectedIds) : null;
+      if (ctx.citations && check && check.unknown.length === 0) {
+        // The other forms a citation takes ([mem_<full id>], full-width brackets): checked from the patch on.
+        const wide = checkCitations(reply.content ?? '', ctx.citations.injectedIds, { wide: true });
+        if (wide.unknown.length > 0 && isPatched(CITATIONS_CHECKED_EVERY_STEP)) check = wide;
+      }
       if (ctx.citations && check && check.unknown.length > 0) {
         if (regenerations === 0) {
           regenerations = 1;
