@@ -41,6 +41,20 @@ async function byId(scope: ScopedMemories, ref: string): Promise<MemoryDoc[]> {
   return memories.filter((m) => m._id.slice(4).startsWith(hex));
 }
 
+/** The memory `ref` names if its last change is a deletion by `actor` (this call, on an earlier attempt). */
+async function deletedBy(scope: ScopedMemories, ref: string, actor: { sessionId: string; turnId?: string; toolCallId: string }): Promise<MemoryDoc | undefined> {
+  const hex = hexOf(ref);
+  const candidates =
+    hex.length === 24
+      ? [await scope.get(`mem_${hex}`)].filter((d): d is MemoryDoc => d !== null && d.status === 'deleted')
+      : (await scope.list({ statuses: ['deleted'], limit: 500 })).memories.filter((m) => m._id.slice(4).startsWith(hex));
+  if (candidates.length !== 1) return undefined;
+  const doc = candidates[0]!;
+  const last = (await scope.auditTrail(doc._id)).at(-1);
+  const same = last?.action === 'delete' && last.actor.sessionId === actor.sessionId && last.actor.turnId === actor.turnId && last.actor.toolCallId === actor.toolCallId;
+  return same ? doc : undefined;
+}
+
 async function byDescription(scope: ScopedMemories, deps: ForgetMemoryDeps, description: string, signal: AbortSignal) {
   const { memories } = await scope.list({ limit: 500 });
   if (memories.length === 0) return { sure: [], possible: [] };
@@ -120,11 +134,21 @@ export function forgetMemoryTool(deps: ForgetMemoryDeps): NativeTool {
     idempotent: true,
     async execute(args, ctx: ToolRunContext) {
       const scope = deps.repo.forNamespace(ctx.namespace);
+      const actor = { by: 'tool' as const, sessionId: ctx.sessionId, ...(ctx.turnId ? { turnId: ctx.turnId } : {}), toolCallId: ctx.toolCallId ?? ctx.idempotencyKey };
       // Every named memory is checked before any is deleted: all or nothing.
       const targets: MemoryDoc[] = [];
+      // Deleted by this same call already: an attempt that deleted some and then timed out or died, run again.
+      const done: MemoryDoc[] = [];
       for (const wanted of args.memories) {
         const found = await byId(scope, wanted.id);
-        if (found.length === 0) throw new ToolPermanentError(`no active memory ${wanted.id} exists for this user`);
+        if (found.length === 0) {
+          const mine = await deletedBy(scope, wanted.id, actor);
+          if (mine && sameText(mine.text, wanted.text)) {
+            if (!done.some((d) => d._id === mine._id)) done.push(mine);
+            continue;
+          }
+          throw new ToolPermanentError(`no active memory ${wanted.id} exists for this user`);
+        }
         if (found.length > 1) throw new ToolInputError(`memory id ${wanted.id} is ambiguous; use one of: ${found.map((t) => t._id).join(', ')}`);
         const doc = found[0] as MemoryDoc;
         if (!sameText(doc.text, wanted.text)) {
@@ -134,9 +158,8 @@ export function forgetMemoryTool(deps: ForgetMemoryDeps): NativeTool {
       }
       const now = (deps.clock ?? (() => new Date()))();
       const reason = args.reason ?? `forget_memory: ${targets.map((t) => t._id).join(', ')}`;
-      const deleted: ReturnType<typeof brief>[] = [];
+      const deleted: ReturnType<typeof brief>[] = done.map(brief);
       for (const target of targets) {
-        const actor = { by: 'tool' as const, sessionId: ctx.sessionId, ...(ctx.turnId ? { turnId: ctx.turnId } : {}), toolCallId: ctx.toolCallId ?? ctx.idempotencyKey };
         const before = await scope.delete(target._id, reason, { actor, now });
         if (before) deleted.push(brief(before));
       }

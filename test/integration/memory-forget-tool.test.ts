@@ -73,6 +73,27 @@ describe('forget_memory tool', () => {
     expect(audit).toMatchObject({ action: 'delete', actor: { by: 'tool', sessionId: 's-1', toolCallId: 's-1:turn-3:call_f' }, reason: `forget_memory: ${ana.vegetarian}` });
   });
 
+  it('run again with the same call (an attempt that deleted some, then timed out or died), it deletes the rest and reports all of them', async () => {
+    const namespace = { tenant: 'acme', user: 'retry' };
+    const seeded = await seed(namespace);
+    const texts = new Map<string, string>();
+    for (const id of [seeded.vegetarian, seeded.city]) texts.set(id, (await seeded.me.get(id))!.text);
+    const memories = [...texts].map(([id, text]) => ({ id, text }));
+    // The first attempt got as far as the first delete.
+    const actor = { by: 'tool' as const, sessionId: 's-1', toolCallId: 's-1:turn-3:call_f' };
+    await seeded.me.delete(seeded.vegetarian, 'forget_memory', { actor, now: t0 });
+    const retried = await run(namespace, { memories });
+    expect(retried.deleted.map((d) => d.id)).toEqual([seeded.vegetarian, seeded.city]);
+    expect(await seeded.me.get(seeded.city)).toMatchObject({ status: 'deleted' });
+    // And once more, as after a lost result: the same answer, nothing else touched.
+    expect((await run(namespace, { memories })).deleted.map((d) => d.id)).toEqual([seeded.vegetarian, seeded.city]);
+    expect(await seeded.me.get(seeded.concise)).toMatchObject({ status: 'active' });
+    // A memory deleted by anyone else is still "no active memory" for this call.
+    await seeded.me.delete(seeded.concise, 'by the user', { actor: { by: 'user' }, now: t0 });
+    const concise = (await seeded.me.get(seeded.concise))!;
+    await expect(run(namespace, { memories: [{ id: seeded.concise, text: concise.text }] })).rejects.toThrow(/no active memory/);
+  });
+
   it('never takes a similar memory for the one described, and deletes nothing when the text shown is not the memory\'s', async () => {
     const namespace = { tenant: 'acme', user: 'zq' };
     const me = repo.forNamespace(namespace);
