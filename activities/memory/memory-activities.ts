@@ -57,6 +57,8 @@ function scopeFor(repo: MemoryRepository, namespace: unknown): ScopedMemories {
 }
 
 const PURGE_BUDGET_MS = 120_000;
+/** The expiry pass's share of the sweep, before the purge's. */
+const SWEEP_BUDGET_MS = 120_000;
 
 /**
  * Who a deletion is recorded as: the user, or an admin of the tenant (the
@@ -247,8 +249,12 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
     async sweepExpiredMemories(input: SweepExpiredMemoriesInput = {}): Promise<{ expired: number; purged: number; auditsScrubbed: number }> {
       const now = input.now ? new Date(input.now) : clock();
       if (Number.isNaN(now.getTime())) throw ApplicationFailure.nonRetryable(`now "${input.now}" is not an ISO date`, FailureType.SessionInputInvalid);
-      const { expired } = await repo.sweepExpired(now, { onMalformed: (e) => log.warn('malformed memory left unexpired', { error: e.message }) });
+      // Both bounded, one after the other, well inside the activity's 5-minute timeout: a backlog of expiries no
+      // longer keeps the purge (deleted content, "forget means forgotten") from running; the next sweep continues.
+      const sweep = await repo.sweepExpired(now, { budgetMs: SWEEP_BUDGET_MS, onMalformed: (e) => log.warn('malformed memory left unexpired', { error: e.message }) });
+      const { expired } = sweep;
       countMetric('memoriesExpired', {}, expired);
+      if (!sweep.complete) log.warn('memory expiry stopped at its time budget; the next sweep continues', { expired });
       // Bounded well inside the activity's 5-minute timeout; a large backlog is worked off over several sweeps.
       const purge = await repo.purgeEnded(now, auditRetentionMs(deps.config), { budgetMs: PURGE_BUDGET_MS });
       if (purge.purged + purge.auditsScrubbed + purge.copiesDropped > 0) log.debug('memory content purged after the audit retention', { ...purge });

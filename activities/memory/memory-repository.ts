@@ -96,8 +96,13 @@ export class MemoryRepository {
    * Recall already filters expired memories at query time; the sweep makes
    * the status and the audit say so.
    */
-  async sweepExpired(now: Date, options: { batchSize?: number; onMalformed?: (error: MemoryDocError) => void } = {}): Promise<{ expired: number; malformed: number }> {
+  async sweepExpired(
+    now: Date,
+    options: { batchSize?: number; budgetMs?: number; onMalformed?: (error: MemoryDocError) => void } = {},
+  ): Promise<{ expired: number; malformed: number; complete: boolean }> {
     const batchSize = options.batchSize ?? 500;
+    // Each expiry is a versioned write (seconds apiece on FerretDB under load): a backlog is worked off over several sweeps.
+    const deadline = performance.now() + (options.budgetMs ?? Number.POSITIVE_INFINITY);
     // Documents that could not be expired this run (malformed, or changed under us) are not asked for again until the next run.
     const skipped: string[] = [];
     let expired = 0;
@@ -108,6 +113,7 @@ export class MemoryRepository {
       const batch = await this.collections.memories.find(filter, { projection: { embedding: 0 } }).limit(batchSize).toArray();
       if (batch.length === 0) break;
       for (const raw of batch) {
+        if (performance.now() > deadline) return { expired, malformed, complete: false };
         const id = String(raw._id);
         const ns = MemoryNamespace.safeParse({ tenant: raw.tenant, user: raw.user, ...(raw.project ? { project: raw.project } : {}) });
         let done = false;
@@ -126,7 +132,7 @@ export class MemoryRepository {
         }
       }
     }
-    return { expired, malformed };
+    return { expired, malformed, complete: true };
   }
 
   /** Decides, once, whether recall on this database goes to Atlas Vector Search (vector-search.ts). */

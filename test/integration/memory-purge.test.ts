@@ -137,3 +137,18 @@ describe('content purge after the audit retention', () => {
     expect(await activities(30).sweepExpiredMemories({})).toEqual({ expired: 0, purged: 0, auditsScrubbed: 0 });
   });
 });
+
+describe('the expiry pass of a sweep', () => {
+  it('stops at its time budget, saying so, and the next pass continues where it stopped', async () => {
+    const ns = { tenant: 'acme', user: 'backlog' };
+    const scope = repo.forNamespace(ns);
+    const ctx = { actor: { by: 'extraction' as const, sessionId: 's-9' }, now: at(0) };
+    for (let i = 0; i < 3; i++) await scope.addIntent(intent(`planning trip number ${i} to Kyoto`, { source: userSource('s-9', `turn-${i}`), statedAt: at(0), expiresAt: at(1) }), ctx);
+    const none = await repo.sweepExpired(at(2), { budgetMs: -1 });
+    expect(none).toEqual({ expired: 0, malformed: 0, complete: false });
+    const rest = await repo.sweepExpired(at(2));
+    expect(rest.complete).toBe(true);
+    expect(rest.expired).toBeGreaterThanOrEqual(3);
+    expect((await scope.list({ statuses: ['expired'] })).memories).toHaveLength(3);
+  });
+});
