@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { LIST_CURSOR_PATTERN } from '../activities/memory/memory-docs';
 import { AuditAction, AuditActor } from '../activities/memory/memory-types';
 import { Problem } from './problem';
-import { LIMIT_MAXIMA, SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionLimits, SessionOptions, SessionView, TurnResult } from '../workflows/session-types';
+import { LIMIT_MAXIMA, optionsOverSizeBounds, SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionLimits, SessionOptions, SessionView, TurnResult } from '../workflows/session-types';
 import { EventStreamMessage } from './event-stream-messages';
 
 /*
@@ -36,7 +36,11 @@ const BoundedLimits = SessionLimits.extend(
 export const MessageSessionOptions = SessionOptions.omit({ sessionId: true, namespace: true })
   .extend({ project: z.string().min(1).max(128).optional(), limits: BoundedLimits.optional() })
   .partial()
-  .strict();
+  .strict()
+  // The sizes a session started here may carry across continue-as-new (workflows/session-types.ts OPTION_SIZE_BOUNDS).
+  .superRefine((options, ctx) => {
+    for (const message of optionsOverSizeBounds(options)) ctx.addIssue({ code: 'custom', message, path: [message.split(/[ .[]/)[0]!] });
+  });
 
 export const PostMessageBody = z
   .object({

@@ -11,7 +11,7 @@ import { SessionMemory } from './session-memory';
 import { STATUS_SHOWS_APPROVALS, SessionRun } from './session-run';
 import type { CarriedState } from './session-state';
 import { foldEvicted, runTurn } from './session-turn';
-import { SessionOptions, limitsOverMaxima, limitsWithinMaxima, type SessionOptionsInput } from './session-types';
+import { SessionOptions, limitsOverMaxima, limitsWithinMaxima, optionsOverSizeBounds, type SessionOptionsInput } from './session-types';
 import { inBaseline, isPatched, startPatchBaseline } from './patches';
 
 export { SESSION_SETS_SEARCH_ATTRIBUTES } from './session-lifecycle';
@@ -64,9 +64,14 @@ export const CARRIED_STATE_CHECKED = inBaseline('carried-state-checked');
  * such options, so other histories replay unchanged.
  */
 export const SESSION_LIMITS_BOUNDED = 'session-limits-bounded';
+/** A new run whose options are over OPTION_SIZE_BOUNDS is refused (asked only when they are). */
+export const SESSION_OPTION_SIZES_BOUNDED = 'session-option-sizes-bounded';
 
 /** The options a run starts with: as given, unless their limits are over the maxima (SESSION_LIMITS_BOUNDED). */
 function boundedOptions(options: SessionOptions, continuing: boolean): SessionOptions {
+  // Too large to carry: a new run is refused, naming the field; a continuing one keeps what it has (asked only when over).
+  const tooLarge = continuing ? [] : optionsOverSizeBounds(options);
+  if (tooLarge.length > 0 && isPatched(SESSION_OPTION_SIZES_BOUNDED)) refuseStart(`Invalid session options: ${tooLarge.join('; ')}.`);
   const over = limitsOverMaxima(options.limits);
   if (over.length === 0 || !isPatched(SESSION_LIMITS_BOUNDED)) return options;
   if (!continuing) refuseStart(`Invalid session options: ${over.join('; ')}.`);

@@ -50,6 +50,48 @@ export function limitsWithinMaxima<T extends Partial<Record<BoundedLimit, unknow
   return out as T;
 }
 
+/**
+ * Sizes of what a session's options may hold. The options go with every
+ * continue-as-new (whole, beside the carried state, under the server's 2 MB
+ * for one input) and into every view of the session, so a start with 1.6 MB
+ * of metadata fit, and its first continue-as-new failed the run.
+ */
+export const OPTION_SIZE_BOUNDS = {
+  metadataEntries: 64,
+  metadataKeyChars: 128,
+  metadataValueChars: 2_048,
+  toolNames: 512,
+  toolNameChars: 128,
+  modelNameChars: 256,
+} as const;
+
+/** What in `options` is over OPTION_SIZE_BOUNDS, each naming the field; empty when nothing is. */
+export function optionsOverSizeBounds(options: { metadata?: unknown; toolPolicy?: unknown; model?: unknown } | null | undefined): string[] {
+  const b = OPTION_SIZE_BOUNDS;
+  const over: string[] = [];
+  const metadata = options?.metadata;
+  if (metadata !== null && typeof metadata === 'object') {
+    const entries = Object.entries(metadata);
+    if (entries.length > b.metadataEntries) over.push(`metadata has ${entries.length} entries, more than ${b.metadataEntries}`);
+    for (const [key, value] of entries) {
+      if (key.length > b.metadataKeyChars) over.push(`metadata key "${key.slice(0, 40)}..." is ${key.length} characters, more than ${b.metadataKeyChars}`);
+      if (typeof value === 'string' && value.length > b.metadataValueChars) over.push(`metadata.${key.slice(0, 40)} is ${value.length} characters, more than ${b.metadataValueChars}`);
+      if (over.length >= 5) return over;
+    }
+  }
+  const policy = options?.toolPolicy as { allow?: unknown; confirmTools?: unknown } | undefined;
+  for (const field of ['allow', 'confirmTools'] as const) {
+    const names = policy?.[field];
+    if (!Array.isArray(names)) continue;
+    if (names.length > b.toolNames) over.push(`toolPolicy.${field} has ${names.length} names, more than ${b.toolNames}`);
+    const long = names.findIndex((n) => typeof n === 'string' && n.length > b.toolNameChars);
+    if (long >= 0) over.push(`toolPolicy.${field}[${long}] is ${String(names[long]).length} characters, more than ${b.toolNameChars}`);
+  }
+  const name = (options?.model as { name?: unknown } | undefined)?.name;
+  if (typeof name === 'string' && name.length > b.modelNameChars) over.push(`model.name is ${name.length} characters, more than ${b.modelNameChars}`);
+  return over;
+}
+
 export const emptyCounters = (): SessionCounters => ({
   turns: 0,
   modelCalls: 0,

@@ -404,6 +404,13 @@ describe('HTTP API', () => {
     expect(await untyped.json()).toMatchObject({ detail: 'The body must be JSON, sent with Content-Type: application/json; none was sent.' });
     const plain = await fetch(`${base}/v1/sessions/${uniqueId('api')}/messages`, { method: 'POST', headers: { authorization: `Bearer ${tokens.ana}`, 'content-type': 'text/plain' }, body: '{"text":"hi"}' });
     expect(await plain.json()).toMatchObject({ detail: 'The body must be JSON, sent with Content-Type: application/json; "text/plain" was sent.' });
+    // Options too large to carry across continue-as-new, named before any session starts.
+    const sessionId = uniqueId('api-big');
+    const big = await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'hi', options: { metadata: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])), model: { name: 'm'.repeat(300) } } });
+    expect(big.status).toBe(422);
+    const errors = (await problem(big)).errors as Array<{ path: string; message: string }>;
+    expect(errors.map((e) => e.message)).toEqual(['metadata has 65 entries, more than 64', 'model.name is 300 characters, more than 256']);
+    expect(env.model.requestsFor(sessionId)).toHaveLength(0);
   });
 
   it('hostile bodies get a problem, never a 500: broken JSON, null, arrays, deep nesting, wrong content type', async () => {

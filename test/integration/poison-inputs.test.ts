@@ -503,6 +503,29 @@ describe('key facts from long input', () => {
   });
 });
 
+describe('session options too large to carry', () => {
+  const taskFailures = async (workflowId: string) =>
+    ((await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['1.6 MB of metadata', { metadata: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, 'm'.repeat(40_000)])) }, /^Invalid session options: metadata\.k0 is 40000 characters, more than 2048/],
+    ['65 metadata entries', { metadata: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])) }, /^Invalid session options: metadata has 65 entries, more than 64/],
+    ['an allow-list of 600 names', { toolPolicy: { allow: Array.from({ length: 600 }, (_, i) => `tool_${i}`) } }, /^Invalid session options: toolPolicy\.allow has 600 names, more than 512/],
+    ['a model name of 300 characters', { model: { name: 'm'.repeat(300) } }, /^Invalid session options: model\.name is 300 characters, more than 256/],
+  ];
+
+  it.each(cases)('a new session started with %s (as the temporal CLI may) is refused naming the field, and no workflow task fails', async (_what, extra, expected) => {
+    const sessionId = uniqueId('big-options');
+    const options = { ...sessionOptions(sessionId), ...extra };
+    const handle = await env.client.workflow.start('agentSession', { workflowId: workflowIdFor(sessionId), taskQueue: env.taskQueue, args: [{ options }] });
+    const failure = await handle.result().then(
+      () => 'completed',
+      (err: unknown) => String((err as { cause?: { message?: string } }).cause?.message ?? err),
+    );
+    expect(failure).toMatch(expected);
+    expect(await taskFailures(handle.workflowId)).toBe(0);
+  });
+});
+
 describe('session limits past their maxima', () => {
   const past = { retentionMs: 9e15, confirmationTimeoutMs: 8e15, idleTimeoutMs: 366 * 86_400_000 };
   const taskFailures = async (workflowId: string) =>
