@@ -130,7 +130,8 @@ export function createModelActivities(deps: ModelActivityDeps) {
 
   /** One ReAct step: the model's answer streamed, its text relayed to the session as it comes. */
   function streamStep(ctx: Context, input: CallModelInput, prompt: Awaited<ReturnType<typeof promptOf>>, beat: () => void): Promise<CallModelResult> {
-    const model = input.model.name ?? deps.defaultModel;
+    // An empty name is no name, as the budget check reads it: the call is priced and recorded as the default model.
+    const model = input.model.name || deps.defaultModel;
     const attempt = ctx.info.attempt;
     const params: ChatCompletionCreateParamsStreaming = {
       model,

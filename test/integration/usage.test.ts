@@ -195,5 +195,11 @@ describe('budgets', () => {
     const priced = uniqueId('budget-priced');
     budgeted.model.script([{ respond: { kind: 'text', text: 'Priced.' } }], { lane: priced });
     expect((await as.ask(sessionOptions(priced, { namespace: { tenant: rich, user: 'erin' } }), { text: 'hi' })).turn).toMatchObject({ outcome: 'completed', text: 'Priced.' });
+    // An empty model name is the default model for the call as for the budget: priced, recorded under its name.
+    const unnamed = uniqueId('budget-unnamed');
+    budgeted.model.script([{ respond: { kind: 'text', text: 'Default.' } }], { lane: unnamed });
+    expect((await as.ask(sessionOptions(unnamed, { namespace: { tenant: rich, user: 'erin' }, model: { name: '' } }), { text: 'hi' })).turn).toMatchObject({ outcome: 'completed', text: 'Default.' });
+    const sent = budgeted.model.requestsFor(unnamed)[0]!.body as { model: string };
+    expect(sent.model).toBe(budgeted.config.model.name);
   }, 60_000);
 });
