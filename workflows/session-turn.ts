@@ -28,6 +28,11 @@ const { readTurnStart } = proxyLocalActivities<SessionActivities>(TURN_READ_OPTI
  * Patch id: each turn starts by reading what its tenant and user may still
  * spend today (BUDGETS), and stops before a model call once that is spent.
  */
+
+/** The `tool` label of a rejected call to a tool no catalog offered to the session held. */
+export const UNKNOWN_TOOL_LABEL = '(unknown)';
+/** The same, for a name outside the session's allow-list (which may or may not be a real tool). */
+export const NOT_ALLOWED_TOOL_LABEL = '(not allowed)';
 export const BUDGET_CHECK = inBaseline('budget-check');
 
 /**
@@ -253,7 +258,11 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
           toolCalls += 1;
           if (record.status !== 'ok') counters.toolFailures += 1;
           const status = errorType === FailureType.ToolTimeout ? 'timeout' : record.status;
-          count('toolCalls', { tool: record.toolName, status });
+          // A name no catalog of this session held is the model's invention: one label for all of them, or each
+          // invented name would be a metric series for ever.
+          const unseen = record.status === 'rejected' && run.toolHashes.hashOf(record.toolName) === undefined;
+          const tool = !unseen ? record.toolName : errorType === FailureType.ToolNotAllowed ? NOT_ALLOWED_TOOL_LABEL : UNKNOWN_TOOL_LABEL;
+          count('toolCalls', { tool, status });
           if (record.status === 'ok' || record.status === 'failed') observe('toolSeconds', record.durationMs / 1000, { tool: record.toolName });
           run.toolRecords = [...run.toolRecords, { ...record, turnId: turn.turnId }].slice(-TOOL_RECORD_MEMORY);
         },

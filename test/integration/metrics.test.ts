@@ -163,7 +163,7 @@ it('counts the turns, tool calls and confirmations that end otherwise: step limi
   const options = sessionOptions(sessionId, { toolPolicy: { allow: ['local_note', 'local_wipe', 'local_forbidden', 'local_slow'] }, limits: { maxSteps: 2 } });
   cached.model.script(
     [
-      // Turn 1, step 1: five calls at once, none of which ends well.
+      // Turn 1, step 1: six calls at once, none of which ends well.
       {
         respond: {
           kind: 'tool_calls',
@@ -173,6 +173,8 @@ it('counts the turns, tool calls and confirmations that end otherwise: step limi
             { id: 'c_forbidden', name: 'local_forbidden', arguments: {} },
             { id: 'c_slow', name: 'local_slow', arguments: {} },
             { id: 'c_denied', name: 'local_wipe', arguments: { confirmText: 'denied' } },
+            // A name no catalog holds: counted under one label, not as a series of its own.
+            { id: 'c_invented', name: 'mcp_made_up_tool_7f3a', arguments: {} },
           ],
         },
       },
@@ -232,13 +234,17 @@ it('counts the turns, tool calls and confirmations that end otherwise: step limi
   const calls = (tool: string, status: string) => delta(METRICS.toolCalls.name, { tool, status });
   expect({
     invalid: calls('local_note', 'rejected'),
-    offList: calls('local_sleepy', 'rejected'),
+    offList: calls('(not allowed)', 'rejected'),
+    offListByName: calls('local_sleepy', 'rejected'),
     failed: calls('local_forbidden', 'failed'),
     timeout: calls('local_slow', 'timeout'),
     declined: calls('local_wipe', 'declined'),
     ok: calls('local_note', 'ok'),
+    invented: calls('(unknown)', 'rejected'),
+    inventedByName: calls('mcp_made_up_tool_7f3a', 'rejected'),
     all: delta(METRICS.toolCalls.name, {}),
-  }).toEqual({ invalid: 1, offList: 1, failed: 1, timeout: 1, declined: 2, ok: 1, all: 7 });
+    // With an allow-list, the invented name is outside it too: both under "(not allowed)", neither under its own name.
+  }).toEqual({ invalid: 1, offList: 2, offListByName: 0, failed: 1, timeout: 1, declined: 2, ok: 1, invented: 0, inventedByName: 0, all: 8 });
   // Run time only for the calls that ran (failed, timed out, ok); none for the held ones, however long they waited.
   expect(delta(METRICS.toolSeconds.name, {}, 'count')).toBe(3);
   expect(delta(METRICS.toolSeconds.name, { tool: 'local_wipe' }, 'count')).toBe(0);
