@@ -5,7 +5,7 @@ import { FailureType } from '../workflows/failure-types';
 import { textDeltasSignal } from '../workflows/messages';
 import { MODEL_OUTPUT_LIMITS, TEXT_DELTAS_PER_SIGNAL } from '../workflows/model-output-limits';
 import type { CallModelInput, CallModelResult } from './activity-types';
-import { measuredModelCall, ModelPurpose, usageOf, type ModelCallDeps, type ModelUsage } from './model-call';
+import { estimatedUsage, measuredModelCall, ModelPurpose, usageOf, type ModelCallDeps, type ModelUsage } from './model-call';
 import { boundToolCalls } from './model-output-bounds';
 import { StreamedToolCalls } from './streamed-tool-calls';
 import type { PromptPartResolver } from './prompt-part-resolver';
@@ -181,6 +181,11 @@ export function createModelActivities(deps: ModelActivityDeps) {
             throw ApplicationFailure.retryable('The model stream ended before the model finished its answer.', FailureType.ModelUnavailable);
           }
           const unpublished = await relay.finish();
+          // No usable usage reported: counted from characters rather than not at all (model-call.ts).
+          usage ??= estimatedUsage(
+            JSON.stringify(params.messages).length + (params.tools ? JSON.stringify(params.tools).length : 0),
+            content.length + calls.list((index) => `call_${index}`).reduce((n, c) => n + c.function.name.length + c.function.arguments.length, 0),
+          );
           return { value: { content, calls, finishReason, unpublished } satisfies StreamedStep, usage, finishReason };
         } catch (err) {
           // Deltas already streamed must reach the workflow before it learns of a cancellation:

@@ -27,6 +27,8 @@ export type ModelPurpose = (typeof ModelPurpose)[keyof typeof ModelPurpose];
 export interface ModelUsage {
   promptTokens: number;
   completionTokens: number;
+  /** Counted from characters: the server reported no usable usage. */
+  estimated?: boolean;
 }
 
 export interface ModelCallDeps {
@@ -195,8 +197,23 @@ function recordUsage(deps: ModelCallDeps, spec: ModelCallSpec, usage: ModelUsage
   );
 }
 
-/** A token count as a model server reports it: a whole number, 0 or more; anything else is no count. */
-const isTokenCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+/**
+ * More tokens than any model's one call can take: a count past it is no
+ * count. One bogus chunk (`prompt_tokens: 9e15`) would spend a tenant's day.
+ */
+export const MAX_TOKENS_PER_CALL = 10_000_000;
+
+/** A token count as a model server reports it: a whole number, 0 or more, and plausible; anything else is no count. */
+const isTokenCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= MAX_TOKENS_PER_CALL;
+
+/**
+ * Tokens estimated from characters (four a token, rounded up), for a call
+ * whose server reported no usable usage: without it the call would be free
+ * for every budget and missing from every total.
+ */
+export function estimatedUsage(promptChars: number, outputChars: number): ModelUsage {
+  return { promptTokens: Math.ceil(promptChars / 4), completionTokens: Math.ceil(outputChars / 4), estimated: true };
+}
 
 /**
  * The usage a model server reported, when both counts are token counts;
@@ -223,9 +240,10 @@ export function completeJson<T>(deps: ModelCallDeps, spec: ModelCallSpec, messag
         requestOptions,
       );
       const choice = res.choices[0];
+      const content = choice?.message.content ?? null;
       return {
-        value: choice?.message.content ?? null,
-        usage: usageOf(res.usage),
+        value: content,
+        usage: usageOf(res.usage) ?? estimatedUsage(JSON.stringify(messages).length, typeof content === 'string' ? content.length : 0),
         finishReason: choice?.finish_reason ?? null,
       };
     },

@@ -449,6 +449,37 @@ describe('inputRequested signals whose schema cannot be checked', () => {
 });
 
 describe('model answers of hostile shape', () => {
+  it('a server that reports no usage, or a count past any model\'s call (9e15 tokens), is counted from characters: never free, never a day spent in one call', async () => {
+    const sessionId = uniqueId('no-usage');
+    const base = { id: 'chatcmpl-raw', object: 'chat.completion.chunk', created: 0, model: 'm' };
+    env.model.script(
+      [
+        { respond: { kind: 'raw_chunks', chunks: [{ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: 'No usage from me.' }, finish_reason: 'stop' }] }] } },
+        {
+          respond: {
+            kind: 'raw_chunks',
+            chunks: [
+              { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: 'Nor from me.' }, finish_reason: 'stop' }] },
+              { ...base, choices: [], usage: { prompt_tokens: 9e15, completion_tokens: 3, total_tokens: 9e15 } },
+            ],
+          },
+        },
+      ],
+      { lane: sessionId },
+    );
+    expect((await env.agent.ask(sessionOptions(sessionId), { text: 'hi' })).turn).toMatchObject({ outcome: 'completed', text: 'No usage from me.' });
+    expect((await env.agent.ask(sessionOptions(sessionId), { text: 'again' })).turn).toMatchObject({ outcome: 'completed', text: 'Nor from me.' });
+    const usage = await eventually(async () => {
+      const docs = await env.db.collection(USAGE_COLLECTION).find({ sessionId }).toArray();
+      return docs.length === 2 ? docs : null;
+    }, 'both calls recorded');
+    for (const u of usage) {
+      expect(u.inputTokens).toBeGreaterThan(0);
+      expect(u.inputTokens).toBeLessThan(100_000);
+    }
+    expect(usage.map((u) => u.outputTokens).sort()).toEqual(['No usage from me.', 'Nor from me.'].map((t) => Math.ceil(t.length / 4)).sort());
+  });
+
   it('a tool call id sent as a list, text sent as a list and usage of negative and textual counts: the call runs under an id of its own, only text reaches the session, and it archives', async () => {
     const sessionId = uniqueId('raw-model');
     const base = { id: 'chatcmpl-raw', object: 'chat.completion.chunk', created: 0, model: 'm' };
@@ -475,12 +506,12 @@ describe('model answers of hostile shape', () => {
     const ids = messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : m.role === 'tool' ? [m.tool_call_id] : []));
     expect(ids).toEqual([expect.stringMatching(/^call_turn-1_1_0$/), expect.stringMatching(/^call_turn-1_1_0$/)]);
     expect(messages.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([null, 'Two.']);
-    // The first call's counts are no counts: only the second call is recorded.
+    // The first call's counts are no counts: it is counted from its characters instead, and both calls are recorded.
     const usage = await eventually(async () => {
       const docs = await env.db.collection(USAGE_COLLECTION).find({ sessionId }).toArray();
-      return docs.length > 0 ? docs : null;
+      return docs.length === 2 ? docs : null;
     }, 'the usage records written');
-    expect(usage.map((u) => [u.inputTokens, u.outputTokens].every((n) => typeof n === 'number' && n >= 0))).toEqual([true]);
+    expect(usage.map((u) => [u.inputTokens, u.outputTokens].every((n) => typeof n === 'number' && n > 0))).toEqual([true, true]);
     await env.agent.end(sessionId, 'archive it');
     const handle = env.client.workflow.getHandle(workflowIdFor(sessionId));
     expect(await handle.result()).toMatchObject({ status: 'archived' });
