@@ -245,6 +245,35 @@ describe('web console', () => {
     expect(runsOf(sessionId)).toHaveLength(1);
   });
 
+  it('a held call longer than the card shows can be approved only once all of it is on screen, hidden characters shown by code point', async () => {
+    const sessionId = uniqueId('web-long-args');
+    // Harmless-looking padding, then the part that matters, past what the card shows at first.
+    const confirmText = `${'all notes, '.repeat(450)}and the \u202Ebackups\u202C too`;
+    env.model.script(
+      [
+        { respond: { kind: 'tool_calls', calls: [{ id: 'call_wipe', name: 'local_wipe', arguments: { confirmText } }] } },
+        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Wiped everything.' } },
+      ],
+      { lane: sessionId },
+    );
+    expect((await api('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'wipe my notes' })).status).toBe(202);
+    await waitForPending(sessionId);
+    const page = await signedIn(tokens.boss, '#/approvals');
+    const card = await page.waitForSelector(`::-p-aria([name="local_wipe in session ${sessionId}"][role="article"])`);
+    const approve = await card!.waitForSelector(button('Approve'));
+    expect(await approve!.evaluate((b) => (b as unknown as { disabled: boolean }).disabled)).toBe(true);
+    const before = await card!.evaluate((el) => (el as unknown as { innerText: string }).innerText);
+    expect(before).toContain('Show the whole call before approving it.');
+    expect(before).not.toContain('backups');
+    await (await card!.waitForSelector('button.show-all'))!.click();
+    const after = await card!.evaluate((el) => (el as unknown as { innerText: string }).innerText);
+    expect(after).toContain('and the \u27e6U+202E\u27e7backups\u27e6U+202C\u27e7 too');
+    expect(await approve!.evaluate((b) => (b as unknown as { disabled: boolean }).disabled)).toBe(false);
+    await approve!.click();
+    await waitForText(page, 'Approved. The call runs now.');
+    await eventually(() => runsOf(sessionId).length === 1, 'the wipe to run');
+  });
+
   it('the owner denies a held call from its approval card with a reason: the model is told, the tool never runs', async () => {
     const sessionId = uniqueId('web-deny');
     scriptWipe(sessionId, 'Okay, I left them.');

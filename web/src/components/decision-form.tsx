@@ -15,6 +15,7 @@ export function DecisionForm({
   confirmationId,
   toolName,
   onDecided,
+  approveBlocked,
 }: {
   sessionId: string;
   toolCallId: string;
@@ -22,6 +23,8 @@ export function DecisionForm({
   confirmationId?: string;
   toolName: string;
   onDecided?: (d: Decided) => void;
+  /** Why Approve waits (part of the call is not on screen yet); Deny never waits. */
+  approveBlocked?: string;
 }) {
   const { api } = useSigned();
   const reasonId = useId();
@@ -54,13 +57,14 @@ export function DecisionForm({
       <label for={reasonId}>Reason (optional, the model is told)</label>
       <input id={reasonId} type="text" maxLength={2000} value={reason} onInput={(e) => setReason(e.currentTarget.value)} disabled={busy} />
       <div class="buttons">
-        <button type="button" class="approve" disabled={busy} onClick={() => void decide(true)}>
+        <button type="button" class="approve" disabled={busy || approveBlocked !== undefined} title={approveBlocked} onClick={() => void decide(true)}>
           Approve
         </button>
         <button type="button" class="deny" disabled={busy} onClick={() => void decide(false)}>
           Deny
         </button>
       </div>
+      {approveBlocked ? <p class="muted">{approveBlocked}</p> : null}
       {problem ? <ProblemView problem={problem} context="The decision was not taken" /> : null}
     </form>
   );

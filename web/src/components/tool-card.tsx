@@ -1,6 +1,11 @@
+import { useState } from 'preact/hooks';
 import type { ToolPart } from '../transcript';
+import { CallArguments, argumentsCut } from './call-arguments';
 import { DecisionForm } from './decision-form';
-import { formatDuration, formatTime, json } from '../format';
+import { formatDuration, formatTime } from '../format';
+
+/** What Approve waits for while part of a held call is not on screen. */
+export const SHOW_ALL_FIRST = 'Show the whole call before approving it.';
 
 /** Where a call stands, in words. */
 export function toolStatus(part: ToolPart, turnOver: boolean): string {
@@ -22,6 +27,8 @@ export function ToolCard({ sessionId, part, turnOver }: { sessionId: string; par
   const status = toolStatus(part, turnOver);
   const waiting = part.confirmation && !part.decision && !part.result && !turnOver;
   const { progress, decision, result, confirmation } = part;
+  const [seenAll, setSeenAll] = useState(false);
+  const blocked = confirmation && argumentsCut(confirmation.arguments) && !seenAll ? SHOW_ALL_FIRST : undefined;
   return (
     <article class={`tool-card${waiting ? ' waiting' : ''}`} aria-label={`Tool call ${part.toolName}`}>
       <header>
@@ -63,7 +70,7 @@ export function ToolCard({ sessionId, part, turnOver }: { sessionId: string; par
           <>
             <dt>Full arguments</dt>
             <dd>
-              <pre class="wrap">{json(confirmation.arguments)}</pre>
+              <CallArguments value={confirmation.arguments} onSeenAll={() => setSeenAll(true)} />
             </dd>
           </>
         ) : null}
@@ -91,7 +98,7 @@ export function ToolCard({ sessionId, part, turnOver }: { sessionId: string; par
           </>
         ) : null}
       </dl>
-      {waiting ? <DecisionForm sessionId={sessionId} toolCallId={part.toolCallId} confirmationId={part.confirmation?.confirmationId} toolName={part.toolName} /> : null}
+      {waiting ? <DecisionForm sessionId={sessionId} toolCallId={part.toolCallId} confirmationId={part.confirmation?.confirmationId} toolName={part.toolName} approveBlocked={blocked} /> : null}
     </article>
   );
 }
