@@ -40,6 +40,8 @@ export class McpToolSource implements ToolSource {
   private built: ReturnType<ToolSource['current']> | null = null;
   private builtAt = '';
   private readonly reported = new Set<string>();
+  /** Who held each name in a catalog built before. */
+  private readonly heldBy = new Map<string, string>();
   private readonly logger: McpLogger;
 
   constructor(private readonly options: McpToolSourceOptions) {
@@ -56,6 +58,7 @@ export class McpToolSource implements ToolSource {
       this.logger.error(`${message}; the second one is left out of the catalog`);
     }
     this.built = buildCatalog(kept.map((c) => ({ owner: c.owner, tools: [c.tool] })));
+    for (const c of kept) this.heldBy.set(c.tool.spec.name, c.owner);
     this.builtAt = version;
     return this.built;
   }
@@ -96,7 +99,11 @@ export class McpToolSource implements ToolSource {
     const owners = new Map<string, string>();
     const kept: Candidate[] = [];
     const collisions: string[] = [];
-    for (const candidate of candidates) {
+    // A name keeps the owner that held it in the catalog before (its sessions have approved that tool): a tool
+    // another server adds later under the same name is the one left out, whatever the order of the file.
+    const holders = candidates.filter((c) => this.heldBy.get(c.tool.spec.name) === c.owner);
+    const rest = candidates.filter((c) => this.heldBy.get(c.tool.spec.name) !== c.owner);
+    for (const candidate of [...holders, ...rest]) {
       const name = candidate.tool.spec.name;
       const existing = owners.get(name);
       if (existing) {
