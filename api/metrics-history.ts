@@ -9,8 +9,11 @@ import { scrape, type Family } from './prometheus-text';
  * Temporal adds (namespace, task queue, workflow or activity type): counters
  * as their running totals, histograms as count and sum. Every label is kept so
  * the page can split a chart by the one it names (calls by status, not by
- * tool). The page turns totals into rates between samples. A worker that does
- * not answer is named in the sample, and its series are left out of it.
+ * tool). The page turns totals into rates between samples. Counters and
+ * histograms are kept going up per worker across its restarts and missed
+ * scrapes (WorkerTotals) before they are summed. A worker that does not answer
+ * is named in the sample; its counters keep their last totals, its gauges are
+ * left out.
  */
 
 /** One label set of a metric in a sample. */
@@ -41,6 +44,22 @@ export interface MetricsSeries {
   samples: MetricsSample[];
 }
 
+/** Adds `rows` of `metric` to `into`, summing rows of the same label set. */
+function addRows(into: Record<string, MetricRow[]>, metric: string, rows: MetricRow[]): void {
+  const list = (into[metric] ??= []);
+  for (const r of rows) {
+    const key = JSON.stringify(r.labels);
+    const row = list.find((x) => JSON.stringify(x.labels) === key);
+    if (!row) {
+      list.push({ ...r, labels: { ...r.labels } });
+      continue;
+    }
+    if (r.count !== undefined) row.count = (row.count ?? 0) + r.count;
+    if (r.sum !== undefined) row.sum = (row.sum ?? 0) + r.sum;
+    if (r.value !== undefined) row.value = (row.value ?? 0) + r.value;
+  }
+}
+
 /** Adds one scrape's catalog metrics to `into`, a row per label set of the catalog's labels. */
 export function foldScrape(families: Map<string, Family>, into: Record<string, MetricRow[]>): void {
   for (const spec of Object.values(METRICS) as MetricSpec[]) {
@@ -61,8 +80,68 @@ export function foldScrape(families: Map<string, Family>, into: Record<string, M
   }
 }
 
+/** A counter's or histogram's running values, by metric and label set, for one worker. */
+type Totals = Map<string, { metric: string; labels: Record<string, string>; value: number; count: number; sum: number }>;
+
+const rowKey = (metric: string, labels: Record<string, string>) => `${metric}\u0000${JSON.stringify(labels)}`;
+
+/**
+ * Keeps one worker's counters and histograms going up across its restarts and
+ * missed scrapes: a value lower than the last one seen is a restart (what it
+ * had counted is kept as an offset), and a series missing from a scrape, or a
+ * worker that did not answer, keeps its last total. Summed over workers
+ * afterwards, a restart of one no longer reads as a drop of all of them (which
+ * the page took for a reset, plotting the whole total as one interval's rate).
+ */
+class WorkerTotals {
+  private readonly raw: Totals = new Map();
+  private readonly offset: Totals = new Map();
+
+  /** Folds one scrape of this worker in; returns its corrected totals. */
+  update(rows: Record<string, MetricRow[]>): Totals {
+    const seen = new Set<string>();
+    for (const [metric, list] of Object.entries(rows)) {
+      if (!isCumulative(metric)) continue;
+      for (const row of list) {
+        const key = rowKey(metric, row.labels);
+        seen.add(key);
+        const now = { metric, labels: row.labels, value: row.value ?? 0, count: row.count ?? 0, sum: row.sum ?? 0 };
+        const before = this.raw.get(key);
+        if (before && (now.value < before.value || now.count < before.count)) this.addOffset(key, before);
+        this.raw.set(key, now);
+      }
+    }
+    // A series this worker had and no longer shows (restarted, and not counted again yet): its total stays.
+    for (const [key, before] of this.raw) {
+      if (seen.has(key)) continue;
+      this.addOffset(key, before);
+      this.raw.set(key, { ...before, value: 0, count: 0, sum: 0 });
+    }
+    return this.corrected();
+  }
+
+  /** The last corrected totals (a worker that did not answer this time). */
+  corrected(): Totals {
+    const out: Totals = new Map();
+    for (const [key, r] of this.raw) {
+      const off = this.offset.get(key);
+      out.set(key, { ...r, value: r.value + (off?.value ?? 0), count: r.count + (off?.count ?? 0), sum: r.sum + (off?.sum ?? 0) });
+    }
+    return out;
+  }
+
+  private addOffset(key: string, by: { metric: string; labels: Record<string, string>; value: number; count: number; sum: number }): void {
+    const off = this.offset.get(key) ?? { ...by, value: 0, count: 0, sum: 0 };
+    this.offset.set(key, { ...off, value: off.value + by.value, count: off.count + by.count, sum: off.sum + by.sum });
+  }
+}
+
+const KIND_BY_NAME = new Map((Object.values(METRICS) as MetricSpec[]).map((m) => [m.name, m.kind]));
+const isCumulative = (metric: string) => KIND_BY_NAME.get(metric) === 'counter' || KIND_BY_NAME.get(metric) === 'histogram';
+
 export class MetricsHistory {
   private readonly samples: MetricsSample[] = [];
+  private readonly totals = new Map<string, WorkerTotals>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
@@ -97,8 +176,24 @@ export class MetricsHistory {
     const unreachable: MetricsSample['unreachable'] = [];
     const scraped = await Promise.allSettled(this.workerUrls.map((url) => scrape(url, Math.min(5_000, this.options.everyMs))));
     scraped.forEach((r, i) => {
-      if (r.status === 'fulfilled') foldScrape(r.value, metrics);
-      else unreachable.push({ url: shownUrl(this.workerUrls[i]!), error: withoutCredentials(r.reason instanceof Error ? r.reason.message : String(r.reason), this.workerUrls[i]!) });
+      const url = this.workerUrls[i]!;
+      const totals = this.totals.get(url) ?? new WorkerTotals();
+      this.totals.set(url, totals);
+      let cumulative: Totals;
+      if (r.status === 'fulfilled') {
+        const own: Record<string, MetricRow[]> = {};
+        foldScrape(r.value, own);
+        cumulative = totals.update(own);
+        // Gauges as they are now; counters and histograms below, corrected.
+        for (const [metric, rows] of Object.entries(own)) if (!isCumulative(metric)) addRows(metrics, metric, rows);
+      } else {
+        cumulative = totals.corrected();
+        unreachable.push({ url: shownUrl(url), error: withoutCredentials(r.reason instanceof Error ? r.reason.message : String(r.reason), url) });
+      }
+      for (const t of cumulative.values()) {
+        const kind = KIND_BY_NAME.get(t.metric);
+        addRows(metrics, t.metric, [kind === 'histogram' ? { labels: t.labels, count: t.count, sum: t.sum } : { labels: t.labels, value: t.value }]);
+      }
     });
     this.samples.push({ at: new Date().toISOString(), metrics, unreachable });
     if (this.samples.length > this.options.keep) this.samples.splice(0, this.samples.length - this.options.keep);
