@@ -67,6 +67,8 @@ export function foldScrape(families: Map<string, Family>, into: Record<string, M
     if (!family) continue;
     const rows = (into[spec.name] ??= []);
     for (const s of family.metrics) {
+      // NaN or ±Inf (a broken exporter) would reach the page as null and read as 0: such a series is left out.
+      if ([s.value, s.count, s.sum].some((v) => v !== undefined && !Number.isFinite(v))) continue;
       const labels = Object.fromEntries(spec.labels.map((l) => [l, s.labels[l] ?? '']));
       let row = rows.find((r) => spec.labels.every((l) => r.labels[l] === labels[l]));
       if (!row) rows.push((row = { labels }));

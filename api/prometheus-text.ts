@@ -27,8 +27,33 @@ export async function scrape(url: string, timeoutMs = 5_000): Promise<Map<string
     target.password = '';
   }
   const res = await fetch(target, { headers, signal: AbortSignal.timeout(timeoutMs) });
-  if (res.status !== 200) throw new Error(`GET ${url}: ${res.status}`);
-  return parseExposition(await res.text());
+  if (res.status !== 200) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new Error(`GET ${url}: ${res.status}`);
+  }
+  return parseExposition(await boundedText(res, MAX_SCRAPE_BYTES, url));
+}
+
+/** The most a /metrics answer may hold: a worker's is tens of KB; past this it is not a worker's. */
+export const MAX_SCRAPE_BYTES = 16 * 1024 * 1024;
+
+/** The body as text, read no further than `max` bytes (an endpoint that sends gigabytes is cut off, not buffered). */
+async function boundedText(res: Response, max: number, url: string): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > max) {
+      await reader.cancel().catch(() => undefined);
+      throw new Error(`GET ${url}: the answer is over ${max} bytes; a worker's metrics are far smaller`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 type RawFamily = { name: string; help: string; type: string; metrics: Array<{ labels?: Record<string, string>; value?: string }> };

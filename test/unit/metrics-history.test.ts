@@ -68,3 +68,13 @@ it('a worker that restarts or misses a scrape never makes the summed totals go d
   await history.sampleNow();
   expect([completed(), failed(), toolCount()]).toEqual([6_035, 8, 6_035]);
 });
+
+it('an endpoint that sends more than a worker ever would, or NaN and Inf values, is cut off or left out, and the others still count', async () => {
+  const history = new MetricsHistory([a.url, b.url], { everyMs: 60_000, keep: 10 });
+  a.text = `# TYPE agent_turns_total counter\n${'agent_turns_total{outcome="completed"} 1\n'.repeat(500_000)}`; // 20 MB
+  b.text = '# TYPE agent_turns_total counter\nagent_turns_total{outcome="completed"} 3\nagent_turns_total{outcome="failed"} NaN\nagent_turns_total{outcome="interrupted"} +Inf\n';
+  await history.sampleNow();
+  const sample = history.series().samples.at(-1)!;
+  expect(sample.unreachable).toEqual([{ url: a.url, error: expect.stringMatching(/the answer is over 16777216 bytes/) }]);
+  expect(sample.metrics.agent_turns_total).toEqual([{ labels: { outcome: 'completed' }, value: 3 }]);
+});
