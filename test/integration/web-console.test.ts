@@ -218,6 +218,27 @@ describe('web console', () => {
     await screenshot(page, 'inspector', '::-p-aria([name="Inspector"][role="complementary"])');
   });
 
+  it('a sign-in whose check fails (the server busy) keeps nothing and says why, and the same token pasted again signs in', async () => {
+    const page = await newPage();
+    await page.setRequestInterception(true);
+    let failNext = true;
+    page.on('request', (req) => {
+      if (failNext && req.url().endsWith('/v1/me')) {
+        failNext = false;
+        void req.respond({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: 'Unavailable', status: 503, detail: 'Temporal is not answering.', failureType: 'TemporalUnavailable' }) });
+      } else void req.continue();
+    });
+    await page.goto(`${base}/#/sessions`);
+    await page.locator('::-p-aria(Bearer token)').fill(tokens.ana);
+    await page.locator(button('Sign in')).click();
+    await waitForText(page, 'Temporal is not answering.');
+    expect(await page.evaluate('window.sessionStorage.length')).toBe(0);
+    await page.locator('::-p-aria(Bearer token)').fill(tokens.ana);
+    await page.locator(button('Sign in')).click();
+    await waitForText(page, 'acme/ana (user)');
+    expect(await page.evaluate('window.sessionStorage.length')).toBe(1);
+  });
+
   it('an approver approves a held destructive call from the inbox: the tool runs exactly once and the cards update', async () => {
     const sessionId = uniqueId('web-approve');
     scriptWipe(sessionId, 'Wiped.');

@@ -20,6 +20,8 @@ export function App() {
   const [me, setMe] = useState<Me | null>(null);
   const [problem, setProblem] = useState<Problem | undefined>(undefined);
   const [checking, setChecking] = useState(token !== null);
+  // Each sign-in checks the token again, the same token pasted after a failed check included.
+  const [attempt, setAttempt] = useState(0);
 
   const signOut = useCallback((why?: Problem) => {
     tokenStore.clear();
@@ -38,6 +40,8 @@ export function App() {
       .get<Me>('/v1/me')
       .then((who) => {
         if (!live) return;
+        // Kept for the tab only once the server took it.
+        if (token) tokenStore.write(token);
         setMe(who);
         setProblem(undefined);
       })
@@ -50,7 +54,7 @@ export function App() {
     return () => {
       live = false;
     };
-  }, [api]);
+  }, [api, token, attempt]);
 
   const signed: Signed | null = useMemo(() => (api && me ? { api, me, signOut: () => signOut() } : null), [api, me, signOut]);
 
@@ -61,9 +65,9 @@ export function App() {
         busy={checking}
         problem={problem}
         onToken={(t) => {
-          tokenStore.write(t);
           setProblem(undefined);
           setToken(t);
+          setAttempt((n) => n + 1);
         }}
       />
     );
