@@ -7,7 +7,7 @@ import type { EventHub } from '../../api/event-hub';
 import { MetricsHistory } from '../../api/metrics-history';
 import { createApi, listen } from '../../api/server';
 import { MemoryRepository } from '../../activities/memory/memory-repository';
-import type { ChatRequest } from '../../scripted-model';
+import type { ChatRequest, StepResponse } from '../../scripted-model';
 import { ensureChromium, HEADLESS_CHROMIUM_ARGS } from '../../scripts/browser';
 import { buildConsole } from '../../web/build';
 import { SESSION_ID_PATTERN as CONSOLE_SESSION_ID_PATTERN, workflowIdFor as consoleWorkflowIdFor } from '../../web/src/api-types';
@@ -15,7 +15,7 @@ import { workflowIdFor } from '../../workflows/messages';
 import { SESSION_ID_PATTERN } from '../../workflows/session-types';
 import { DAY, fact, userSource } from '../support/memory-fixtures';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
-import { eventually, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
+import { eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 
 /*
  * The web console in a real headless Chromium (Debian's), served by the real
@@ -363,6 +363,30 @@ describe('web console', () => {
     expect(await answerOf(page, 'turn-1')).toBe(atStop);
     expect(await page.$(button('Stop'))).toBeNull();
   });
+
+  it('a page that was away while the session dropped the events it had not read goes on live from what is kept, saying what it missed', async () => {
+    const sessionId = uniqueId('web-gap');
+    // Long answers and the smallest history budget: the run continues as new soon, and its kept events (the last 64 KB) move past the page's.
+    const long = Array.from({ length: 1_000 }, (_, i) => `w${i}`).join(' ');
+    const answer = (req: ChatRequest): StepResponse => ({ kind: 'text', text: req.messages.at(-1)?.content === 'final' ? 'Back again.' : long });
+    env.model.script(Array.from({ length: 80 }, () => ({ respond: answer })), { lane: sessionId });
+    const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user: 'ana' }, memory: { enabled: false }, limits: { maxHistoryEvents: 200, windowMaxTurns: 200, windowMaxTokens: 1_000_000 } });
+    const ana = env.agent.as({ tenant: 'acme', user: 'ana' });
+    await ana.ask(options, { text: 'message 0' });
+    const page = await signedIn(tokens.ana, `#/sessions/${sessionId}`);
+    await waitForText(page, 'w999');
+    await page.setOfflineMode(true);
+    const away = Date.now();
+    const handle = env.client.workflow.getHandle(workflowIdFor(sessionId));
+    const firstRun = (await handle.describe()).runId;
+    for (let i = 1; i < 70 && ((await handle.describe()).runId === firstRun || Date.now() - away < 7_000); i++) await ana.ask(options, { text: `message ${i}` });
+    expect((await handle.describe()).runId).not.toBe(firstRun);
+    await page.setOfflineMode(false);
+    await waitForText(page, 'were gone when this page caught up');
+    // Live again: a message sent elsewhere shows up here.
+    await ana.send(options, { text: 'final' });
+    await waitForText(page, 'Back again.', 30_000);
+  }, 120_000);
 
   it('a reload mid-answer rebuilds the transcript from the event stream and keeps streaming, nothing lost or doubled', async () => {
     const sessionId = uniqueId('web-reload');

@@ -51,6 +51,17 @@ export interface StreamHandlers {
   state(state: StreamState): void;
   /** The stream stopped for a reason a person should see (not a transient drop, which is retried). */
   problem(problem: Problem): void;
+  /**
+   * Events from `from` up to `to` (exclusive) are no longer kept (the tab was
+   * away while the session moved on): the stream goes on from `to`.
+   */
+  gap?(from: number, to: number): void;
+}
+
+/** Where a TruncatedOffset problem says the kept events start, when it says so and that is ahead of `next`. */
+function resumeAt(problem: Problem, next: number): number | undefined {
+  const at = problem.earliestOffset;
+  return problem.failureType === 'TruncatedOffset' && typeof at === 'number' && Number.isInteger(at) && at > next ? at : undefined;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -93,6 +104,12 @@ export async function followEvents(options: {
       if (!res.ok || !res.body) {
         const problem = await problemOf(res);
         if (res.status === 401) return options.onUnauthorized(problem);
+        const resume = resumeAt(problem, next);
+        if (resume !== undefined) {
+          handlers.gap?.(next, resume);
+          next = resume;
+          continue;
+        }
         // Busy or unavailable: worth another try. Anything else will not change by retrying.
         if (res.status !== 429 && res.status < 500) {
           handlers.state('failed');
@@ -104,7 +121,8 @@ export async function followEvents(options: {
         handlers.state('live');
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         const parser = new SseParser();
-        for (;;) {
+        let resumed = false;
+        reading: for (;;) {
           const { value, done } = await reader.read();
           if (done) break;
           for (const m of parser.push(value)) {
@@ -113,8 +131,23 @@ export async function followEvents(options: {
               return;
             }
             if (m.event === 'problem') {
-              handlers.state('failed');
-              return handlers.problem(problemFromStream(m.data));
+              const problem = problemFromStream(m.data);
+              const resume = resumeAt(problem, next);
+              if (resume !== undefined) {
+                // Fell behind what the session keeps: go on from what it still has, saying what was missed.
+                handlers.gap?.(next, resume);
+                next = resume;
+                resumed = true;
+                break reading;
+              }
+              // The server could not read the session just now (Temporal or the workers busy): retried, as a
+              // refused request of that kind is. Anything else will not change by retrying.
+              if (problem.status !== 429 && problem.status < 500) {
+                handlers.state('failed');
+                return handlers.problem(problem);
+              }
+              dropped = problem;
+              break reading;
             }
             const offset = Number(m.id);
             if (!Number.isInteger(offset) || offset < next) continue;
@@ -129,6 +162,8 @@ export async function followEvents(options: {
             handlers.event(offset, parsed);
           }
         }
+        if (resumed || dropped) await reader.cancel().catch(() => undefined);
+        if (resumed) continue;
       }
     } catch (err) {
       if (signal.aborted) return;
@@ -150,6 +185,7 @@ function problemFromStream(data: string): Problem {
       title: 'The event stream stopped',
       detail: typeof body.detail === 'string' ? body.detail : 'The server ended the event stream with an error.',
       failureType: typeof body.failureType === 'string' ? body.failureType : 'StreamFailed',
+      ...(typeof body.earliestOffset === 'number' ? { earliestOffset: body.earliestOffset } : {}),
     };
   } catch {
     return { status: 500, title: 'The event stream stopped', detail: 'The server ended the event stream with an error.', failureType: 'StreamFailed' };

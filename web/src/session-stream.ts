@@ -51,6 +51,16 @@ export function useSessionStream(sessionId: string, enabled: boolean): SessionSt
           setState(s);
         },
         problem: setProblem,
+        gap(from, to) {
+          lastOffset.current = to - 1;
+          setProblem({
+            status: 410,
+            title: 'Part of the stream was no longer kept',
+            detail: `Events ${from} to ${to - 1} were gone when this page caught up (it was away while the session moved on); the transcript may miss parts of those turns. It goes on live from event ${to}.`,
+            failureType: 'TruncatedOffset',
+            earliestOffset: to,
+          });
+        },
       },
     });
     return () => controller.abort();
