@@ -3,78 +3,64 @@ import type { AddressInfo } from 'node:net';
 import { MetricsHistory } from '../../api/metrics-history';
 
 /*
- * The dashboard's samples when a worker restarts or misses a scrape. Two
- * real /metrics endpoints over HTTP whose text the test sets between samples.
+ * The API server's samples of the workers' metrics, as the dashboard reads
+ * them: all kept samples, or only those after a time (each poll then reads
+ * each sample once), never more than `keep`.
  */
 
-interface Endpoint {
-  url: string;
-  text: string;
-  down: boolean;
-  server: Server;
-}
+let server: Server;
+let url: string;
+let calls = 0;
 
-async function endpoint(): Promise<Endpoint> {
-  const e = { url: '', text: '', down: false } as Endpoint;
-  e.server = createServer((_req, res) => {
-    if (e.down) return void res.writeHead(503).end('down');
-    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(e.text);
-  });
-  await new Promise<void>((resolve) => e.server.listen(0, '127.0.0.1', resolve));
-  e.url = `http://127.0.0.1:${(e.server.address() as AddressInfo).port}/metrics`;
-  return e;
-}
-
-const turns = (completed: number, failed?: number) =>
-  `# TYPE agent_turns_total counter\nagent_turns_total{outcome="completed"} ${completed}\n${failed === undefined ? '' : `agent_turns_total{outcome="failed"} ${failed}\n`}` +
-  `# TYPE agent_tool_call_seconds histogram\nagent_tool_call_seconds_bucket{tool="t",le="+Inf"} ${completed}\nagent_tool_call_seconds_sum{tool="t"} ${completed / 10}\nagent_tool_call_seconds_count{tool="t"} ${completed}\n`;
-
-let a: Endpoint;
-let b: Endpoint;
 beforeAll(async () => {
-  [a, b] = await Promise.all([endpoint(), endpoint()]);
+  server = createServer((req, res) => {
+    // One path asks for basic auth, as a worker's /metrics behind a proxy may.
+    if (req.url === '/private' && req.headers.authorization !== `Basic ${Buffer.from('scraper:s3cret').toString('base64')}`) {
+      res.statusCode = 401;
+      res.end();
+      return;
+    }
+    calls += 1;
+    res.setHeader('content-type', 'text/plain; version=0.0.4');
+    res.end(`# HELP agent_turns_total Turns\n# TYPE agent_turns_total counter\nagent_turns_total{outcome="completed",taskQueue="q"} ${calls}\n`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
 });
 afterAll(async () => {
-  await Promise.all([a, b].map((e) => new Promise((resolve) => e.server.close(resolve))));
+  await new Promise((resolve) => server.close(resolve));
 });
 
-it('a worker that restarts or misses a scrape never makes the summed totals go down or jump', async () => {
-  const history = new MetricsHistory([a.url, b.url], { everyMs: 60_000, keep: 10 });
-  const completed = () => history.series().samples.at(-1)!.metrics.agent_turns_total!.find((r) => r.labels.outcome === 'completed')!.value;
-  const failed = () => history.series().samples.at(-1)!.metrics.agent_turns_total!.find((r) => r.labels.outcome === 'failed')?.value;
-  const toolCount = () => history.series().samples.at(-1)!.metrics.agent_tool_call_seconds![0]!.count;
-
-  a.text = turns(1_000, 7);
-  b.text = turns(5_000);
-  await history.sampleNow();
-  expect([completed(), failed(), toolCount()]).toEqual([6_000, 7, 6_000]);
-
-  // a restarts (its counters start again, and "failed" is not counted yet); b counts on.
-  a.text = turns(2);
-  b.text = turns(5_010);
-  await history.sampleNow();
-  expect([completed(), failed(), toolCount()]).toEqual([6_012, 7, 6_012]);
-
-  // b misses a scrape: its last totals stand in, named unreachable.
-  b.down = true;
-  a.text = turns(5, 1);
-  await history.sampleNow();
-  expect(history.series().samples.at(-1)!.unreachable.map((u) => u.url)).toEqual([b.url]);
-  expect([completed(), failed(), toolCount()]).toEqual([6_015, 8, 6_015]);
-
-  // b is back, having counted 20 meanwhile: that much more, not its whole total again.
-  b.down = false;
-  b.text = turns(5_030);
-  await history.sampleNow();
-  expect([completed(), failed(), toolCount()]).toEqual([6_035, 8, 6_035]);
+it('serves the samples after a given time only, oldest first, and keeps at most `keep`', async () => {
+  const history = new MetricsHistory([url], { everyMs: 60_000, keep: 3 });
+  for (let i = 0; i < 4; i++) {
+    await history.sampleNow();
+    // Samples a millisecond apart at least, so each has its own time.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const all = history.series();
+  expect(all.keep).toBe(3);
+  expect(all.samples).toHaveLength(3);
+  const totals = (s: typeof all) => s.samples.map((x) => x.metrics.agent_turns_total?.[0]?.value);
+  expect(totals(all)).toEqual([2, 3, 4]);
+  const after = history.series(all.samples[0]!.at);
+  expect(totals(after)).toEqual([3, 4]);
+  expect(history.series(all.samples[2]!.at).samples).toEqual([]);
+  // A time from before the oldest kept sample gives all of them.
+  expect(totals(history.series(new Date(0).toISOString()))).toEqual([2, 3, 4]);
 });
 
-it('an endpoint that sends more than a worker ever would, or NaN and Inf values, is cut off or left out, and the others still count', async () => {
-  const history = new MetricsHistory([a.url, b.url], { everyMs: 60_000, keep: 10 });
-  a.text = `# TYPE agent_turns_total counter\n${'agent_turns_total{outcome="completed"} 1\n'.repeat(500_000)}`; // 20 MB
-  b.text = '# TYPE agent_turns_total counter\nagent_turns_total{outcome="completed"} 3\nagent_turns_total{outcome="failed"} NaN\nagent_turns_total{outcome="interrupted"} +Inf\n';
+it('scrapes a worker whose address holds basic-auth credentials, and shows the address without them', async () => {
+  const privateUrl = url.replace('http://', 'http://scraper:s3cret@').replace('/metrics', '/private');
+  const history = new MetricsHistory([privateUrl], { everyMs: 60_000, keep: 1 });
   await history.sampleNow();
-  const sample = history.series().samples.at(-1)!;
-  expect(sample.unreachable).toEqual([{ url: a.url, error: expect.stringMatching(/the answer is over 16777216 bytes/) }]);
-  expect(sample.metrics.agent_turns_total).toEqual([{ labels: { outcome: 'completed' }, value: 3 }]);
+  const series = history.series();
+  expect(series.samples[0]!.unreachable).toEqual([]);
+  expect(series.samples[0]!.metrics.agent_turns_total?.[0]?.value).toBeGreaterThan(0);
+  expect(JSON.stringify(series)).not.toContain('s3cret');
+  // Wrong credentials: unreachable, and still not shown.
+  const wrong = new MetricsHistory([privateUrl.replace('s3cret', 'guess')], { everyMs: 60_000, keep: 1 });
+  await wrong.sampleNow();
+  expect(wrong.series().samples[0]!.unreachable).toHaveLength(1);
+  expect(JSON.stringify(wrong.series())).not.toContain('guess');
 });
