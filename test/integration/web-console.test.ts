@@ -268,8 +268,9 @@ describe('web console', () => {
 
   it('a held call longer than the card shows can be approved only once all of it is on screen, hidden characters shown by code point', async () => {
     const sessionId = uniqueId('web-long-args');
-    // Harmless-looking padding, then the part that matters, past what the card shows at first.
-    const confirmText = `${'all notes, '.repeat(450)}and the \u202Ebackups\u202C too`;
+    // Harmless-looking padding, then the part that matters: under 4,000 characters as sent, but past what the card
+    // shows at first once its 200 zero-width spaces are spelled out.
+    const confirmText = `${'all notes, '.repeat(300)}${'\u200B'.repeat(200)}and the \u202Ebackups\u202C too`;
     env.model.script(
       [
         { respond: { kind: 'tool_calls', calls: [{ id: 'call_wipe', name: 'local_wipe', arguments: { confirmText } }] } },

@@ -19,9 +19,12 @@ function pretty(value: unknown): string {
   }
 }
 
-/** True when the call's arguments are longer than what is shown at first. */
+/** The call's arguments as shown: pretty JSON with invisible characters spelled out. */
+const shown = (value: unknown): string => withHiddenShown(pretty(value));
+
+/** True when the call's arguments, as shown, are longer than what is shown at first. */
 export function argumentsCut(value: unknown): boolean {
-  return pretty(value).length > ARGUMENTS_SHOWN_CHARS;
+  return shown(value).length > ARGUMENTS_SHOWN_CHARS;
 }
 
 /**
@@ -32,7 +35,8 @@ export function argumentsCut(value: unknown): boolean {
  */
 export function CallArguments({ value, onSeenAll }: { value: unknown; onSeenAll?: () => void }) {
   const [all, setAll] = useState(false);
-  const text = withHiddenShown(pretty(value));
+  // Measured as shown, as argumentsCut measures it: the two must agree on whether part is hidden.
+  const text = shown(value);
   const cut = text.length > ARGUMENTS_SHOWN_CHARS && !all;
   return (
     <>
