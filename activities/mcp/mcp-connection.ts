@@ -7,7 +7,7 @@ import { McpUnavailableError, isConnectionFailure, isSessionNotFound } from './m
 import { listAllTools } from './mcp-list-tools';
 import { errorText, serverLogger, type McpLogger } from './mcp-log';
 import { ProgressRouter } from './mcp-progress-routing';
-import { MAX_TOOLS_PER_SERVER, unsupportedReason } from './mcp-tool-support';
+import { MAX_TOOLS_PER_SERVER, selectTools, unsupportedReason } from './mcp-tool-support';
 import { safeOutputValidator } from './mcp-output-validator';
 import type { McpOAuth, McpOAuthProvider } from './mcp-oauth-provider';
 import { backoffDelay, waitFor, withTimeout } from './mcp-timing';
@@ -424,7 +424,7 @@ export class McpConnection {
 
   /** Keeps the server's tools; true when the list differs from the one held (not on the first list). */
   private setTools(listed: Tool[]): boolean {
-    const tools = listed.filter((tool) => {
+    let tools = listed.filter((tool) => {
       const why = unsupportedReason(tool);
       if (why === undefined) return true;
       if (!this.withheldReported.has(tool.name)) {
@@ -433,12 +433,16 @@ export class McpConnection {
       }
       return false;
     });
-    if (tools.length > MAX_TOOLS_PER_SERVER) {
-      const left = tools.splice(MAX_TOOLS_PER_SERVER);
-      const key = `more than ${MAX_TOOLS_PER_SERVER}: ${left.map((t) => t.name).join(',')}`;
+    // Counted after the server's allow and deny lists: the tools an operator picked are the ones offered.
+    const offered = selectTools(this.server, tools);
+    if (offered.length > MAX_TOOLS_PER_SERVER) {
+      const left = offered.slice(MAX_TOOLS_PER_SERVER);
+      const leftNames = new Set(left.map((t) => t.name));
+      tools = tools.filter((t) => !leftNames.has(t.name));
+      const key = `more than ${MAX_TOOLS_PER_SERVER}: ${left.length} from ${left[0]!.name}`;
       if (!this.withheldReported.has(key)) {
         this.withheldReported.add(key);
-        this.log.warn(`the server lists ${tools.length + left.length} tools; the first ${MAX_TOOLS_PER_SERVER} are offered, not ${left.map((t) => `"${t.name}"`).slice(0, 10).join(', ')}${left.length > 10 ? ` and ${left.length - 10} more` : ''} (narrow it with allowTools)`);
+        this.log.warn(`the server offers ${offered.length} tools after allowTools and denyTools; the first ${MAX_TOOLS_PER_SERVER} are offered, not ${left.map((t) => `"${t.name}"`).slice(0, 10).join(', ')}${left.length > 10 ? ` and ${left.length - 10} more` : ''} (narrow it with allowTools)`);
       }
     }
     const hash = hashOf(tools);

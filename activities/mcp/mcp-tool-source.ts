@@ -1,12 +1,11 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolSource } from '../tool-activities';
 import { ToolCatalogError, buildCatalog, type RunnableTool } from '../tools/tool-registry';
-import type { McpServerConfig } from './mcp-config';
 import type { McpConnectionPool } from './mcp-connection-pool';
 import { consoleMcpLogger, type McpLogger } from './mcp-log';
 import type { McpProtocolExtras } from './mcp-protocol-extras';
 import { resourceRunnables } from './mcp-resource-tools';
 import { mcpRunnable } from './mcp-tool-adapter';
+import { selectTools } from './mcp-tool-support';
 
 export interface McpToolSourceOptions {
   /** Native tools, already runnable (`local_<name>`). */
@@ -19,10 +18,7 @@ export interface McpToolSourceOptions {
   extras?: McpProtocolExtras;
 }
 
-/** The server's tools after its allow and deny lists. */
-export function selectTools(server: McpServerConfig, tools: readonly Tool[]): Tool[] {
-  return tools.filter((t) => (server.allowTools === undefined || server.allowTools.includes(t.name)) && !server.denyTools.includes(t.name));
-}
+export { selectTools } from './mcp-tool-support';
 
 interface Candidate {
   owner: string;

@@ -1,4 +1,10 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerConfig } from './mcp-config';
+
+/** The server's tools after its allow and deny lists. */
+export function selectTools(server: Pick<McpServerConfig, 'allowTools' | 'denyTools'>, tools: readonly Tool[]): Tool[] {
+  return tools.filter((t) => (server.allowTools === undefined || server.allowTools.includes(t.name)) && !server.denyTools.includes(t.name));
+}
 
 /**
  * Why this client cannot call `tool`, or undefined when it can. A tool that

@@ -22,7 +22,7 @@ it('a 100 KB input schema is not offered, tools past 128 are not offered, a 50,0
     expect(names.slice(0, 4)).toEqual(['bad_output_schema', 'redos_output', 'tag_items', 'wordy']);
     expect(names).not.toContain('plain_124');
     expect(logger.lines).toContainEqual(expect.stringMatching(/tool "huge_schema" is not offered: its input schema is \d+ characters of JSON, over 32768/));
-    expect(logger.lines).toContainEqual(expect.stringMatching(/the server lists 134 tools; the first 128 are offered, not "plain_124", "plain_125", .*"plain_129" \(narrow it with allowTools\)/));
+    expect(logger.lines).toContainEqual(expect.stringMatching(/the server offers 134 tools after allowTools and denyTools; the first 128 are offered, not "plain_124", "plain_125", .*"plain_129" \(narrow it with allowTools\)/));
 
     const runnable = (name: string) => mcpRunnable({ server, tool: connection.tools.find((t) => t.name === name)!, target: connection, defaultTimeoutMs: 10_000 });
     const tags = runnable('tag_items').spec.parameters as { properties: Record<string, Record<string, unknown>> };
@@ -39,6 +39,22 @@ it('a 100 KB input schema is not offered, tools past 128 are not offered, a 50,0
     const started = performance.now();
     await expect(call('redos_output')).rejects.toThrow(/does not match the tool's output schema: v must match the pattern \^\(a\+\)\+\$/);
     expect(performance.now() - started).toBeLessThan(2_000);
+  } finally {
+    await connection.close();
+  }
+}, 60_000);
+
+it('tools an allow-list picks past the first 128 a server lists are offered: the cap counts what the allow-list leaves', async () => {
+  const server = parseMcpConfig(
+    { mcpServers: { picked: { command: process.execPath, args: ['--import', 'tsx', path.join(__dirname, '../support/hostile-catalog-mcp-server.ts')], cwd: PROJECT_ROOT, allowTools: ['plain_128', 'plain_129'] } } },
+    { env: {} },
+  ).servers[0]!;
+  const logger = recordingLogger();
+  const connection = new McpConnection(server, { connectTimeoutMs: 10_000, refreshIntervalMs: 600_000, logger, reconnect: { initialDelayMs: 100, maxDelayMs: 500 } });
+  try {
+    expect(await connection.start()).toBe(true);
+    expect(connection.tools.map((t) => t.name)).toEqual(expect.arrayContaining(['plain_128', 'plain_129']));
+    expect(logger.lines.filter((l) => /first 128 are offered/.test(l))).toEqual([]);
   } finally {
     await connection.close();
   }
