@@ -17,22 +17,18 @@ export interface CitationCheck {
 const GROUP = /\[\s*mem:\s*([0-9a-z]{1,32}(?:\s*[,;]\s*(?:mem:\s*)?[0-9a-z]{1,32})*)\s*\]/gi;
 const SEPARATOR = /\s*[,;]\s*(?:mem:\s*)?/i;
 
-// Also what models write instead: a full id (`[mem_<24 hex>]`, as find_memories hands them out), full-width
-// brackets and colons (`【mem:ab12】`, `［mem：ab12］`), Chinese commas between ids.
-const WIDE_GROUP = /[[\u3010\uff3b]\s*mem\s*[:_\uff1a]\s*([0-9a-z]{1,32}(?:\s*[,;\uff0c\u3001]\s*(?:mem\s*[:_\uff1a]\s*)?[0-9a-z]{1,32})*)\s*[\]\u3011\uff3d]/gi;
-const WIDE_SEPARATOR = /\s*[,;\uff0c\u3001]\s*(?:mem\s*[:_\uff1a]\s*)?/i;
-/** A full memory id's hex: `mem_` and 24 hex digits, of which an injected short id is the start. */
-const FULL_HEX = /^[0-9a-f]{24}$/;
+// Also what models write instead: full-width brackets and colons (`【mem:ab12】`, `［mem：ab12］`), Chinese commas
+// between ids. (`[mem_<id>]` is not read as a citation: it is also how code and full ids from find_memories look.)
+const WIDE_GROUP = /[[\u3010\uff3b]\s*mem\s*[:\uff1a]\s*([0-9a-z]{1,32}(?:\s*[,;\uff0c\u3001]\s*(?:mem\s*[:\uff1a]\s*)?[0-9a-z]{1,32})*)\s*[\]\u3011\uff3d]/gi;
+const WIDE_SEPARATOR = /\s*[,;\uff0c\u3001]\s*(?:mem\s*[:\uff1a]\s*)?/i;
 
 /**
  * Finds `[mem:<id>]` citations and checks them against the ids injected this
- * turn. `wide` also reads the other forms (WIDE_GROUP); a full id counts as
- * the injected short id it starts with.
+ * turn. `wide` also reads the full-width forms (WIDE_GROUP).
  */
 export function checkCitations(answer: string, injectedIds: Iterable<string>, options: { wide?: boolean } = {}): CitationCheck {
   const injected = new Set([...injectedIds].map((id) => id.toLowerCase()));
-  if (options.wide) return checkWith(answer, WIDE_GROUP, WIDE_SEPARATOR, (id) => injected.has(id) || (FULL_HEX.test(id) && [...injected].some((s) => id.startsWith(s))));
-  return checkWith(answer, GROUP, SEPARATOR, (id) => injected.has(id));
+  return checkWith(answer, options.wide ? WIDE_GROUP : GROUP, options.wide ? WIDE_SEPARATOR : SEPARATOR, (id) => injected.has(id));
 }
 
 function checkWith(answer: string, group: RegExp, separator: RegExp, known: (id: string) => boolean): CitationCheck {

@@ -13,8 +13,8 @@ import { checkCitations, citationCorrection } from './memory-citations';
 
 /**
  * Unknown memory ids are removed from text that comes with tool calls too, and
- * citations are read in every form models write them (`[mem_<full id>]`,
- * full-width brackets). Asked only when such a citation is found.
+ * citations are read in the full-width forms models also write
+ * (`【mem:ab12】`). Asked only when such a citation is found.
  */
 export const CITATIONS_CHECKED_EVERY_STEP = 'citations-checked-every-step';
 import { previewValue } from './json-bounds';
@@ -333,7 +333,7 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     if (reply.toolCalls.length === 0) {
       let check = ctx.citations ? checkCitations(reply.content ?? '', ctx.citations.injectedIds) : null;
       if (ctx.citations && check && check.unknown.length === 0) {
-        // The other forms a citation takes ([mem_<full id>], full-width brackets): checked from the patch on.
+        // The full-width forms a citation takes (【mem:ab12】): checked from the patch on.
         const wide = checkCitations(reply.content ?? '', ctx.citations.injectedIds, { wide: true });
         if (wide.unknown.length > 0 && isPatched(CITATIONS_CHECKED_EVERY_STEP)) check = wide;
       }

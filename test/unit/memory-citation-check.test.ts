@@ -41,19 +41,22 @@ describe('memory citation check', () => {
 
 describe('citations in the other forms models write (wide)', () => {
   const injected = ['ab12', 'cd34'];
-  it('reads full ids, full-width brackets and colons, and Chinese commas; a full id is known by the short id it starts with', () => {
-    const full = `mem_ab12${'0'.repeat(20)}`;
-    const answer = `Lisbon [${full}]. 上海【mem：cd34】. Oslo ［mem:zz99］, Rome [mem_${'f'.repeat(24)}], Paris 【mem:cd34，mem:yy11】.`;
+  it('reads full-width brackets and colons, and Chinese commas between ids', () => {
+    const answer = 'Lisbon [mem:ab12]. 上海【mem：cd34】. Oslo ［mem:zz99］, Paris 【mem:cd34，mem:yy11】.';
     const check = checkCitations(answer, injected, { wide: true });
-    const hex = full.slice('mem_'.length);
-    expect(check.cited).toEqual([hex, 'cd34']);
-    expect(check.unknown).toEqual(['zz99', 'f'.repeat(24), 'yy11']);
+    expect(check.cited).toEqual(['ab12', 'cd34']);
+    expect(check.unknown).toEqual(['zz99', 'yy11']);
     // Known citations stay (written the usual way), unknown ones go.
-    expect(check.cleaned).toBe(`Lisbon [mem:${hex}]. 上海[mem:cd34]. Oslo, Rome, Paris [mem:cd34].`);
+    expect(check.cleaned).toBe('Lisbon [mem:ab12]. 上海[mem:cd34]. Oslo, Paris [mem:cd34].');
+  });
+
+  it('does not take code or a full id for a citation: [mem_idx], buf[MEM_LEN], [mem_<24 hex>]', () => {
+    const answer = `Use arr[mem_idx] and buf[MEM_LEN]; I deleted [mem_${'f'.repeat(24)}].`;
+    expect(checkCitations(answer, injected, { wide: true })).toEqual({ cited: [], unknown: [], cleaned: answer });
   });
 
   it('without wide, only [mem:<id>] is read, as before', () => {
-    expect(checkCitations('Oslo ［mem:zz99］ and [mem_ffffffffffffffffffffffff]', injected).unknown).toEqual([]);
+    expect(checkCitations('Oslo ［mem:zz99］', injected).unknown).toEqual([]);
     expect(checkCitations('Oslo [mem:zz99]', injected, { wide: true }).unknown).toEqual(['zz99']);
   });
 });
