@@ -17,6 +17,13 @@ import { checkCitations, citationCorrection } from './memory-citations';
  * (`【mem:ab12】`). Asked only when such a citation is found.
  */
 export const CITATIONS_CHECKED_EVERY_STEP = 'citations-checked-every-step';
+
+/**
+ * Tool arguments whose schema is too costly to check in the workflow (its
+ * checks of one value would multiply past json-schema-check.ts
+ * IN_PLACE_BUDGET) are left to the tool. Asked only for such a schema.
+ */
+export const COSTLY_SCHEMAS_UNCHECKED = 'costly-schemas-unchecked';
 import { previewValue } from './json-bounds';
 import { MAX_TURN_TEXT_CHARS } from './model-output-limits';
 import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
@@ -367,7 +374,9 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     }
     const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t.chars]));
     const dialect = isPatched(TOOL_ARGS_FULL_JSON_SCHEMA) ? 'full' : 'legacy';
-    const plans = replyCalls.map((call, index) => withCallRisk(planToolCall(call, tools, options.toolPolicy, truncated.get(index), dialect)));
+    // A schema too costly to check is left to the tool from the patch on; runs from before checked it (asked only then).
+    const checkCostly = () => !isPatched(COSTLY_SCHEMAS_UNCHECKED);
+    const plans = replyCalls.map((call, index) => withCallRisk(planToolCall(call, tools, options.toolPolicy, truncated.get(index), dialect, checkCostly)));
     ctx.setActivity('running_tools');
     // Calls from one response are independent by construction: each goes its own way
     // (confirm, run) concurrently, and results are appended in the order of the calls.

@@ -91,6 +91,8 @@ export function planToolCall(
   policy: ToolPolicy,
   truncatedChars?: number,
   dialect: SchemaDialect = 'full',
+  /** For a schema too costly to check: whether to check it anyway (json-schema-check.ts `checkCostly`). */
+  checkCostly?: () => boolean,
 ): ToolCallPlan {
   const name = call.function.name;
   const spec = tools.get(name);
@@ -130,7 +132,7 @@ export function planToolCall(
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     return { kind: 'reject', call, errorType: FailureType.ToolInputInvalid, detail: `The arguments must be a JSON object shaped like ${briefSchema(spec)}.`, args: parsed };
   }
-  const issues = dialect === 'full' ? checkJsonSchema(parsed, spec.parameters) : checkJsonSchemaLegacy(parsed, spec.parameters);
+  const issues = dialect === 'full' ? checkJsonSchema(parsed, spec.parameters, checkCostly ? { checkCostly } : {}) : checkJsonSchemaLegacy(parsed, spec.parameters);
   if (issues.length > 0) {
     const list = issues.map((i) => `${i.path} ${i.message}`).join('; ');
     return { kind: 'reject', call, errorType: FailureType.ToolInputInvalid, detail: `Invalid arguments: ${list}. Expected ${briefSchema(spec)}.`, args: parsed };

@@ -86,10 +86,10 @@ export async function recordScenario(scenario: Scenario, outDir = HISTORIES_DIR)
   // (decoding passes plain payloads through, so an encrypting worker replays them too).
   // Scenarios seed memories with the fixtures' word-hashing vectors; the worker embeds queries the same way.
   const configEnv: Record<string, string> = { PAYLOAD_ENCRYPTION_KEYS: '', EMBEDDING_MODEL: 'offline-hash' };
-  if (scenario.env?.mcp) {
+  if (scenario.env?.mcp || scenario.env?.mcpServers) {
     const dir = tempDir(`replay-${scenario.name}`);
     mcpEventsPath = join(dir, 'events.jsonl');
-    configEnv.MCP_CONFIG_PATH = writeMcpConfig(dir, { report: stdioReportServer(mcpEventsPath) });
+    configEnv.MCP_CONFIG_PATH = writeMcpConfig(dir, { ...(scenario.env.mcp ? { report: stdioReportServer(mcpEventsPath) } : {}), ...scenario.env.mcpServers });
   }
   let env: TestEnv | undefined;
   try {

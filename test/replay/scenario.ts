@@ -14,6 +14,8 @@ export interface ScenarioEnvOptions {
   extraTools?: NativeTool[];
   /** Run the example report server as a real stdio MCP server (`mcp_report_*` tools); its events land in `ctx.mcpEventsPath`. */
   mcp?: boolean;
+  /** Other MCP servers, as `mcpServers` entries (stdio scripts of test/support, say). */
+  mcpServers?: Record<string, Record<string, unknown>>;
   /** Answers model requests no step was scripted for. */
   modelFallback?: ScriptedModelServerOptions['fallback'];
   /** Daily budgets for the worker (BUDGETS). */
