@@ -117,7 +117,6 @@ export async function followEvents(options: {
         }
         dropped = problem;
       } else {
-        failures = 0;
         handlers.state('live');
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         const parser = new SseParser();
@@ -159,6 +158,8 @@ export async function followEvents(options: {
             }
             if (!isEvent(parsed)) continue;
             next = offset + 1;
+            // The backoff starts over once the stream delivers, not on an answer that fails straight away.
+            failures = 0;
             handlers.event(offset, parsed);
           }
         }
