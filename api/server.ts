@@ -141,6 +141,14 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
   const routeOf = routeFinder(() => app.openAPIRegistry.definitions);
 
   app.use('*', metrics.middleware());
+  // Every answer, problems and event streams included: never sniffed as another type, never sent on as a
+  // Referer, and (what the API answers being a person's sessions and memories) never kept by a shared cache.
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+    if (c.req.path.startsWith('/v1/') && !c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store');
+  });
   // Prometheus scrapes this (no token: put it on a network only your Prometheus reaches, as usual for /metrics).
   app.get('/metrics', async (c) => c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }));
 

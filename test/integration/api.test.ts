@@ -203,6 +203,10 @@ describe('HTTP API', () => {
   it('GET /v1/me says who the token is, and nothing without one', async () => {
     const res = await call('GET', '/v1/me', tokens.boss);
     expect(res.status).toBe(200);
+    // Every answer, a problem too, is never sniffed, never a Referer, and never kept by a shared cache.
+    for (const r of [res, await call('GET', '/v1/me', null), await call('GET', '/v1/sessions/nope-404', tokens.boss)]) {
+      expect([r.headers.get('x-content-type-options'), r.headers.get('referrer-policy'), r.headers.get('cache-control')]).toEqual(['nosniff', 'no-referrer', 'no-store']);
+    }
     expect(await res.json()).toEqual({ tenant: 'acme', user: 'boss', roles: ['approver'], temporalNamespace: 'default' });
     expect((await call('GET', '/v1/me', null)).status).toBe(401);
   });
