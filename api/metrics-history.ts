@@ -13,7 +13,7 @@ import { scrape, type Family } from './prometheus-text';
  * histograms are kept going up per worker across its restarts and missed
  * scrapes (WorkerTotals) before they are summed. A worker that does not answer
  * is named in the sample; its counters keep their last totals, its gauges are
- * left out.
+ * left out. Gauges are the mean over the workers that answered.
  */
 
 /** One label set of a metric in a sample. */
@@ -177,6 +177,9 @@ export class MetricsHistory {
     const metrics: MetricsSample['metrics'] = {};
     const unreachable: MetricsSample['unreachable'] = [];
     const scraped = await Promise.allSettled(this.workerUrls.map((url) => scrape(url, Math.min(5_000, this.options.everyMs))));
+    // Gauges are a state of each worker (connected or not, a share of its time): their mean over the workers that
+    // answered, not their sum (two connected workers are not "2 connected").
+    const gauges = new Map<string, { metric: string; labels: Record<string, string>; sum: number; workers: number }>();
     scraped.forEach((r, i) => {
       const url = this.workerUrls[i]!;
       const totals = this.totals.get(url) ?? new WorkerTotals();
@@ -187,7 +190,16 @@ export class MetricsHistory {
         foldScrape(r.value, own);
         cumulative = totals.update(own);
         // Gauges as they are now; counters and histograms below, corrected.
-        for (const [metric, rows] of Object.entries(own)) if (!isCumulative(metric)) addRows(metrics, metric, rows);
+        for (const [metric, rows] of Object.entries(own)) {
+          if (isCumulative(metric)) continue;
+          for (const row of rows) {
+            const key = rowKey(metric, row.labels);
+            const g = gauges.get(key) ?? { metric, labels: row.labels, sum: 0, workers: 0 };
+            g.sum += row.value ?? 0;
+            g.workers += 1;
+            gauges.set(key, g);
+          }
+        }
       } else {
         cumulative = totals.corrected();
         unreachable.push({ url: shownUrl(url), error: withoutCredentials(r.reason instanceof Error ? r.reason.message : String(r.reason), url) });
@@ -197,6 +209,7 @@ export class MetricsHistory {
         addRows(metrics, t.metric, [kind === 'histogram' ? { labels: t.labels, count: t.count, sum: t.sum } : { labels: t.labels, value: t.value }]);
       }
     });
+    for (const g of gauges.values()) addRows(metrics, g.metric, [{ labels: g.labels, value: g.sum / g.workers }]);
     this.samples.push({ at: new Date().toISOString(), metrics, unreachable });
     if (this.samples.length > this.options.keep) this.samples.splice(0, this.samples.length - this.options.keep);
   }

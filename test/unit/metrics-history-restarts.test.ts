@@ -79,3 +79,21 @@ it('an endpoint that sends more than a worker ever would, or NaN and Inf values,
   expect(sample.unreachable).toEqual([{ url: a.url, error: expect.stringMatching(/the answer is over 16777216 bytes/) }]);
   expect(sample.metrics.agent_turns_total).toEqual([{ labels: { outcome: 'completed' }, value: 3 }]);
 });
+
+it('a gauge is the mean over the workers that answered, not their sum', async () => {
+  const history = new MetricsHistory([a.url, b.url], { everyMs: 60_000, keep: 10 });
+  const gauge = (up: number, uptime: number) =>
+    `# TYPE agent_mcp_connected gauge\nagent_mcp_connected{server="crm"} ${up}\n# TYPE agent_mcp_uptime_ratio gauge\nagent_mcp_uptime_ratio{server="crm"} ${uptime}\n`;
+  a.down = false;
+  b.down = false;
+  a.text = gauge(1, 0.9);
+  b.text = gauge(0, 0.5);
+  await history.sampleNow();
+  const metrics = history.series().samples.at(-1)!.metrics;
+  expect(metrics.agent_mcp_connected).toEqual([{ labels: { server: 'crm' }, value: 0.5 }]);
+  expect(metrics.agent_mcp_uptime_ratio![0]!.value).toBeCloseTo(0.7);
+  // Both up: 1, as for one worker.
+  b.text = gauge(1, 0.5);
+  await history.sampleNow();
+  expect(history.series().samples.at(-1)!.metrics.agent_mcp_connected).toEqual([{ labels: { server: 'crm' }, value: 1 }]);
+});

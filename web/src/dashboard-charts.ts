@@ -78,8 +78,8 @@ export const DASHBOARD: readonly DashboardSection[] = [
     capability: 'mcp',
     heading: 'MCP',
     charts: [
-      { title: 'Connected by server (1 up, 0 down)', unit: '', digits: 0, plots: [{ kind: 'gauge', metric: 'agent_mcp_connected', split: { by: ['server'] } }] },
-      { title: 'Uptime by server (share since the worker started)', unit: '', digits: 2, plots: [{ kind: 'gauge', metric: 'agent_mcp_uptime_ratio', split: { by: ['server'] } }] },
+      { title: 'Connected by server (share of workers: 1 all up, 0 all down)', unit: '', digits: 0, plots: [{ kind: 'gauge', metric: 'agent_mcp_connected', split: { by: ['server'] } }] },
+      { title: 'Uptime by server (share since each worker started, mean over workers)', unit: '', digits: 2, plots: [{ kind: 'gauge', metric: 'agent_mcp_uptime_ratio', split: { by: ['server'] } }] },
       {
         title: 'Connects and disconnects per minute by server',
         unit: '/min',
