@@ -6,12 +6,19 @@ import type { PreferencePolarity } from './memory-types';
  * conservative so that different things never collapse into one.
  */
 
+/**
+ * NFKC (full width to half width), without format characters (zero-width
+ * spaces and joiners, soft hyphens): "long\u200Banswers" is "longanswers".
+ * The first step of every fold here, so identity, grounding and the gate's
+ * checks read text alike.
+ */
+export function foldWidthAndFormat(text: string): string {
+  return text.normalize('NFKC').replace(/\p{Cf}/gu, '');
+}
+
 /** Lowercase, straight quotes, single spaces, no surrounding punctuation. */
 export function normalizeText(text: string): string {
-  return text
-    .normalize('NFKC')
-    // Zero-width spaces and joiners, soft hyphens: "long\u200Banswers" is "longanswers" here as in grounding.
-    .replace(/\p{Cf}/gu, '')
+  return foldWidthAndFormat(text)
     .toLowerCase()
     .replace(/[\u2018\u2019\u02bc]/g, "'")
     .replace(/[_\s]+/g, ' ')
@@ -123,10 +130,8 @@ const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script
  * whitespace one space.
  */
 export function foldForGrounding(text: string): string {
-  return text
-    .normalize('NFKC')
-    // Dropped, not read as a space: as normalizeText does, so what is grounded and what it is stored as agree.
-    .replace(/\p{Cf}/gu, '')
+  // Format characters dropped, not read as a space: as normalizeText does, so what is grounded and what it is stored as agree.
+  return foldWidthAndFormat(text)
     .toLowerCase()
     .replace(/['\u2018\u2019\u02bc]/g, '')
     .replace(/[^\p{L}\p{N}\p{M}]+/gu, ' ')

@@ -2,6 +2,7 @@ import type { MemoryCandidate } from './memory-candidate';
 import {
   factKey,
   foldForGrounding,
+  foldWidthAndFormat,
   isAboutUser,
   normalizeIntent,
   normalizePredicate,
@@ -125,15 +126,11 @@ const reject = (reason: RejectionReason, detail: string): GateResult => ({ ok: f
 
 const present = (value: string | null | undefined): value is string => typeof value === 'string' && value.trim() !== '';
 
-/** NFKC (full width to half width), without format characters (zero-width spaces and joiners, soft hyphens). */
-function foldForPatterns(text: string): string {
-  return text.normalize('NFKC').replace(/\p{Cf}/gu, '');
-}
 
 /** True when a sentence of `source` that holds `phrase` names a secret or payment detail. */
 function saidAsSecret(phrase: string, source: string): boolean {
   if (!present(phrase)) return false;
-  return foldForPatterns(source)
+  return foldWidthAndFormat(source)
     .split(/[.!?;\n\u3002\uff01\uff1f]+/)
     .some((sentence) => isGrounded(phrase, sentence) && SENSITIVE_WORDS.test(sentence));
 }
@@ -156,7 +153,7 @@ const PHRASING_WORDS = new Set(
 function wording(given: string | null | undefined, composed: string, fields: string[], source: string): string {
   if (present(given)) {
     const allowed = `${source} ${fields.join(' ')}`;
-    const words = foldForGrounding(foldForPatterns(given)).split(' ').filter(Boolean);
+    const words = foldForGrounding(foldWidthAndFormat(given)).split(' ').filter(Boolean);
     if (words.length > 0 && words.every((w) => PHRASING_WORDS.has(w) || occursIn(w, allowed))) return tidy(given);
   }
   const text = tidy(composed);
@@ -175,7 +172,7 @@ export function gateCandidate(candidate: MemoryCandidate, ctx: GateContext): Gat
     .filter(present)
     .join(' \n ');
   // Both as written and folded: full-width letters, zero-width spaces and soft hyphens hide nothing.
-  const everything = [raw, foldForPatterns(raw)];
+  const everything = [raw, foldWidthAndFormat(raw)];
   if (INSTRUCTION_PATTERNS.some((p) => everything.some((t) => p.test(t)))) return reject('instruction_like', 'reads like an instruction to the assistant');
   if (everything.some((t) => SENSITIVE_WORDS.test(t) || SENSITIVE_VALUES.some((p) => p.test(t)))) {
     return reject('sensitive', 'looks like a secret or payment detail');

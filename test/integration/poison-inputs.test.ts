@@ -534,9 +534,11 @@ describe('key facts from long input', () => {
   });
 });
 
+/** Failed workflow tasks in a workflow's history. */
+const taskFailuresOf = async (workflowId: string) =>
+  ((await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
+
 describe('session options too large to carry', () => {
-  const taskFailures = async (workflowId: string) =>
-    ((await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
   const cases: Array<[string, Record<string, unknown>, RegExp]> = [
     ['1.6 MB of metadata', { metadata: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, 'm'.repeat(40_000)])) }, /^Invalid session options: metadata\.k0 is 40000 characters, more than 2048/],
     ['65 metadata entries', { metadata: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])) }, /^Invalid session options: metadata has 65 entries, more than 64/],
@@ -553,14 +555,12 @@ describe('session options too large to carry', () => {
       (err: unknown) => String((err as { cause?: { message?: string } }).cause?.message ?? err),
     );
     expect(failure).toMatch(expected);
-    expect(await taskFailures(handle.workflowId)).toBe(0);
+    expect(await taskFailuresOf(handle.workflowId)).toBe(0);
   });
 });
 
 describe('session limits past their maxima', () => {
   const past = { retentionMs: 9e15, confirmationTimeoutMs: 8e15, idleTimeoutMs: 366 * 86_400_000 };
-  const taskFailures = async (workflowId: string) =>
-    ((await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
 
   it.each(Object.entries(past))('a new session started with %s = %d (as the temporal CLI may) is refused naming the limit, and no workflow task fails', async (name, value) => {
     const sessionId = uniqueId('limits');
@@ -571,14 +571,14 @@ describe('session limits past their maxima', () => {
       (err: unknown) => String((err as { cause?: { message?: string } }).cause?.message ?? err),
     );
     expect(failure).toMatch(new RegExp(`^Invalid session options: limits\\.${name} is ${value}, more than the most allowed, \\d+ \\(\\d+ days\\)`));
-    expect(await taskFailures(handle.workflowId)).toBe(0);
+    expect(await taskFailuresOf(handle.workflowId)).toBe(0);
   });
 
   it('the typed client starting a session with such options gets the refusal naming the limit, and no workflow task fails', async () => {
     const sessionId = uniqueId('limits');
     const sent = env.agent.send(sessionOptions(sessionId, { limits: { retentionMs: 9e15 } }), { text: 'hi' });
     await expect(sent).rejects.toMatchObject({ message: expect.stringMatching(/limits\.retentionMs is 9000000000000000, more than the most allowed/) });
-    expect(await taskFailures(workflowIdFor(sessionId))).toBe(0);
+    expect(await taskFailuresOf(workflowIdFor(sessionId))).toBe(0);
   });
 
   it('a run continuing one that took them before the maxima keeps going with them brought down: it answers, and archives with a retention of 100 years', async () => {
@@ -594,7 +594,7 @@ describe('session limits past their maxima', () => {
     expect(await handle.result()).toMatchObject({ status: 'archived' });
     const stored = await new SessionArchiveRepository(env.db).load(sessionId);
     expect(Date.parse(stored!.expiresAt) - Date.parse(stored!.archivedAt)).toBe(LIMIT_MAXIMA.retentionMs);
-    expect(await taskFailures(handle.workflowId)).toBe(0);
+    expect(await taskFailuresOf(handle.workflowId)).toBe(0);
   });
 });
 
