@@ -139,9 +139,25 @@ export async function restoreFromArchive(run: SessionRun): Promise<void> {
     run.status = 'archived';
     // The owner is the one the session was created by, whatever options this run was started with.
     run.bindToOwner(archive.namespace);
+  } else if (archive && archive.status === 'expired' && isPatched(EXPIRED_ARCHIVE_NUMBERING_KEPT)) {
+    // Past its retention: the content is gone and the session starts empty, but it is the same session. Its
+    // numbering goes on from the stored header, which the next archive must match (from 0 it matched
+    // nothing, and every later close was refused, losing the run), and turn ids, and with them the
+    // idempotency keys of tool calls, are not handed out a second time. The owner stays the one who created it.
+    run.version = archive.version;
+    run.baseVersion = archive.version;
+    run.turnSeq = archive.turnSeq;
+    run.bindToOwner(archive.namespace);
   }
   run.restored = true;
 }
+
+/**
+ * Patch id: a run that finds its session's archive expired continues its
+ * version, turn count and owner (it took none, and could never archive
+ * again). Consulted only when the archive read is an expired one.
+ */
+export const EXPIRED_ARCHIVE_NUMBERING_KEPT = 'expired-archive-numbering-kept';
 
 /**
  * Patch id: an end request a run received before it continued as new is

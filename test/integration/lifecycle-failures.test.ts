@@ -84,3 +84,37 @@ it('a session another client started without search attributes runs when the nam
   // It set none of its own: it could not know which the namespace has.
   expect(description.searchAttributes.SessionUser).toBeUndefined();
 });
+
+it('a session whose archive expired starts empty but keeps its numbering and owner, and archives again', async () => {
+  const sessionId = uniqueId('s');
+  env.model.script(
+    [
+      { respond: { kind: 'text', text: 'One.' } },
+      { respond: { kind: 'text', text: 'Two.' } },
+    ],
+    { lane: sessionId },
+  );
+  const options = sessionOptions(sessionId);
+  await env.agent.ask(options, { text: 'one' });
+  const handle = env.agent.client.workflow.getHandle(workflowIdFor(sessionId));
+  const first = await handle.describe();
+  await env.agent.end(sessionId, 'test closes it');
+  await env.agent.client.workflow.getHandle(workflowIdFor(sessionId), first.runId).result();
+  const repo = new SessionArchiveRepository(env.db);
+  // Past its retention: the sweep keeps the header as a tombstone and deletes the content.
+  await env.db.collection('sessions').updateOne({ _id: sessionId } as never, { $set: { expiresAt: '2000-01-01T00:00:00.000Z' } });
+  await expect(repo.expire(new Date())).resolves.toMatchObject({ expired: 1 });
+  expect(await repo.load(sessionId)).toMatchObject({ status: 'expired', version: 1, turnSeq: 1, window: [] });
+
+  const next = await env.agent.ask(options, { text: 'two' });
+  // Turn ids (and the idempotency keys of tool calls made under them) are not handed out again.
+  expect(next).toMatchObject({ turnId: 'turn-2', version: 2, turn: { outcome: 'completed', text: 'Two.' } });
+  const view = await env.agent.getSession(sessionId);
+  expect(view.window.map((t) => t.turnId)).toEqual(['turn-2']);
+  const second = await handle.describe();
+  await env.agent.end(sessionId, 'test closes it again');
+  const result = (await env.agent.client.workflow.getHandle(workflowIdFor(sessionId), second.runId).result()) as { status: string; version: number };
+  // Before, the save looked for version 0 against the tombstone's 1, was refused three times, and the turn was lost.
+  expect(result).toMatchObject({ status: 'archived', version: 2 });
+  expect(await repo.load(sessionId)).toMatchObject({ status: 'archived', version: 2, turnSeq: 2 });
+}, 45_000);
