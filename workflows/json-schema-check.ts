@@ -1,4 +1,4 @@
-import { dereference, validate, type OutputUnit, type Schema, type SchemaDraft } from '@cfworker/json-schema';
+import { dereference, format as formats, validate, type OutputUnit, type Schema, type SchemaDraft } from '@cfworker/json-schema';
 
 /**
  * Checks tool arguments against the tool's JSON Schema inside the workflow
@@ -35,7 +35,57 @@ export interface CheckOptions {
    * were left unchecked, so they replay as they ran.
    */
   checkCostly?: () => boolean;
+  /**
+   * Asked only for a schema with `format: "url"`: true checks it with the
+   * linear check (LINEAR_URL_FORMAT) rather than the validator's own regular
+   * expression. Absent means true; the workflow answers false for runs from
+   * before, so they replay as they ran.
+   */
+  linearUrl?: () => boolean;
 }
+
+/**
+ * The validator's `url` format is a regular expression with nested
+ * quantifiers: a 30-character host without a dot that then fails (
+ * `http://intranetdocumentationserver01 `) takes seconds, and each character
+ * more doubles it. In the workflow that is a task that never ends, on every
+ * retry and every replay. `url` is checked by this instead, in time linear in
+ * the value: an http, https or ftp URL with a host of dotted labels ending in
+ * a top-level domain of letters, or a public IPv4 address, an optional port
+ * and path, and no whitespace, as the expression meant.
+ */
+export const LINEAR_URL_FORMAT = 'x-durable-agent-url';
+
+const PRIVATE_IPV4 = [(a: number) => a === 10, (a: number) => a === 127, (a: number, b: number) => a === 169 && b === 254, (a: number, b: number) => a === 192 && b === 168, (a: number, b: number) => a === 172 && b >= 16 && b <= 31];
+const LABEL = /^[a-z0-9\u00a1-\uffff](?:[a-z0-9\u00a1-\uffff-]*[a-z0-9\u00a1-\uffff])?$/iu;
+const TOP_LEVEL = /^[a-z\u00a1-\uffff]{2,}$/iu;
+
+export function isWebUrl(value: string): boolean {
+  const scheme = /^(?:https?|ftp):\/\//i.exec(value);
+  if (!scheme || /\s/u.test(value)) return false;
+  const rest = value.slice(scheme[0].length);
+  const slash = rest.indexOf('/');
+  let authority = slash === -1 ? rest : rest.slice(0, slash);
+  const at = authority.lastIndexOf('@');
+  if (at !== -1) authority = authority.slice(at + 1);
+  const colon = authority.lastIndexOf(':');
+  let host = authority;
+  if (colon !== -1) {
+    if (!/^\d{2,5}$/.test(authority.slice(colon + 1))) return false;
+    host = authority.slice(0, colon);
+  }
+  if (host.length === 0 || host.length > 253) return false;
+  const labels = host.split('.');
+  if (labels.length === 4 && labels.every((l) => /^\d{1,3}$/.test(l))) {
+    const [a = 0, b = 0, c = 0, d = 0] = labels.map(Number);
+    if (a < 1 || a > 223 || b > 255 || c > 255 || d < 1 || d > 254) return false;
+    return !PRIVATE_IPV4.some((isPrivate) => isPrivate(a, b));
+  }
+  if (labels.length < 2 || labels.some((l) => l.length > 63 || !LABEL.test(l))) return false;
+  return TOP_LEVEL.test(labels[labels.length - 1] ?? '');
+}
+
+formats[LINEAR_URL_FORMAT] = isWebUrl;
 
 /** At most this many issues are reported; the model fixes the first ones first. */
 const MAX_ISSUES = 12;
@@ -170,6 +220,7 @@ function formatProblem(format: string): string {
       return 'must be an email address such as ana@example.com';
     case 'uri':
     case 'url':
+    case LINEAR_URL_FORMAT:
       return 'must be an absolute URI such as https://example.com/page';
     case 'uuid':
       return 'must be a UUID such as 123e4567-e89b-12d3-a456-426614174000';
@@ -187,7 +238,7 @@ function shapeHint(variant: unknown, lookup: Record<string, Schema | boolean>, o
   }
   if (typeof variant.format === 'string') {
     const registered = options.formatMessages?.[variant.format];
-    return registered ? `a string that ${registered}` : `a ${variant.format} string`;
+    return registered ? `a string that ${registered}` : `a ${variant.format === LINEAR_URL_FORMAT ? 'url' : variant.format} string`;
   }
   if ('const' in variant) return JSON.stringify(variant.const);
   if (Array.isArray(variant.enum)) return `one of ${variant.enum.map((e) => JSON.stringify(e)).join(', ')}`;
@@ -357,7 +408,9 @@ const cloneJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
  */
 export function checkJsonSchema(value: unknown, schema: Record<string, unknown>, options: CheckOptions = {}): SchemaIssue[] {
   try {
-    const { root, lookup, draft, tooCostly } = prepared(schema);
+    let made = prepared(schema, true);
+    if (made.urlFormat && !(options.linearUrl?.() ?? true)) made = prepared(schema, false);
+    const { root, lookup, draft, tooCostly } = made;
     if (tooCostly && !(options.checkCostly?.() ?? false)) return [];
     const result = validate(cloneJson(value) ?? null, root, draft, lookup, false);
     return result.valid ? [] : toIssues(result.errors, value, root, lookup, options);
@@ -373,6 +426,8 @@ interface PreparedSchema {
   draft: SchemaDraft;
   /** Checking against it could take exponential time (see IN_PLACE_BUDGET): it is not checked here. */
   tooCostly: boolean;
+  /** It has `format: "url"` somewhere (checked with LINEAR_URL_FORMAT when prepared so). */
+  urlFormat: boolean;
 }
 
 /**
@@ -437,20 +492,26 @@ const preparedByText = new Map<string, PreparedSchema>();
  * itself. Prepared schemas are kept by their JSON text, not by object, so a
  * schema changed in place is prepared anew; the validator only reads them.
  */
-function prepared(schema: Record<string, unknown>): PreparedSchema {
+function prepared(schema: Record<string, unknown>, linearUrl: boolean): PreparedSchema {
   const text = JSON.stringify(schema);
-  const kept = preparedByText.get(text);
+  const key = linearUrl ? text : `regex-url:${text}`;
+  const kept = preparedByText.get(key);
   if (kept) {
     // Most recently used last: the first entry is the one to let go.
-    preparedByText.delete(text);
-    preparedByText.set(text, kept);
+    preparedByText.delete(key);
+    preparedByText.set(key, kept);
     return kept;
   }
-  const root = withoutPatterns(JSON.parse(text)) as Schema;
+  let urlFormat = false;
+  const root = mapSubschemas(withoutPatterns(JSON.parse(text)), (node) => {
+    if (node.format !== 'url') return node;
+    urlFormat = true;
+    return linearUrl ? { ...node, format: LINEAR_URL_FORMAT } : node;
+  }) as Schema;
   const lookup = dereference(root);
-  const made = { root, lookup, draft: draftOf(schema), tooCostly: tooCostlyToCheck(root, lookup) };
+  const made = { root, lookup, draft: draftOf(schema), tooCostly: tooCostlyToCheck(root, lookup), urlFormat };
   if (text.length > PREPARED_MAX_CHARS) return made;
-  preparedByText.set(text, made);
+  preparedByText.set(key, made);
   if (preparedByText.size > PREPARED_KEPT) preparedByText.delete(preparedByText.keys().next().value as string);
   return made;
 }

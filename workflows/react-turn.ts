@@ -24,6 +24,14 @@ export const CITATIONS_CHECKED_EVERY_STEP = 'citations-checked-every-step';
  * IN_PLACE_BUDGET) are left to the tool. Asked only for such a schema.
  */
 export const COSTLY_SCHEMAS_UNCHECKED = 'costly-schemas-unchecked';
+
+/**
+ * `format: "url"` in a tool's schema is checked in linear time
+ * (json-schema-check.ts LINEAR_URL_FORMAT), not with the validator's regular
+ * expression, which took seconds for a 30-character host and froze the
+ * session. Asked only for a schema with that format.
+ */
+export const URL_FORMAT_LINEAR = 'url-format-linear';
 import { previewValue } from './json-bounds';
 import { MAX_TURN_TEXT_CHARS } from './model-output-limits';
 import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
@@ -375,8 +383,8 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t.chars]));
     const dialect = isPatched(TOOL_ARGS_FULL_JSON_SCHEMA) ? 'full' : 'legacy';
     // A schema too costly to check is left to the tool from the patch on; runs from before checked it (asked only then).
-    const checkCostly = () => !isPatched(COSTLY_SCHEMAS_UNCHECKED);
-    const plans = replyCalls.map((call, index) => withCallRisk(planToolCall(call, tools, options.toolPolicy, truncated.get(index), dialect, checkCostly)));
+    const check = { checkCostly: () => !isPatched(COSTLY_SCHEMAS_UNCHECKED), linearUrl: () => isPatched(URL_FORMAT_LINEAR) };
+    const plans = replyCalls.map((call, index) => withCallRisk(planToolCall(call, tools, options.toolPolicy, truncated.get(index), dialect, check)));
     ctx.setActivity('running_tools');
     // Calls from one response are independent by construction: each goes its own way
     // (confirm, run) concurrently, and results are appended in the order of the calls.

@@ -1,7 +1,7 @@
 import type { ToolCall } from './chat-message';
 import { FailureType } from './failure-types';
 import { checkJsonBounds } from './json-bounds';
-import { checkJsonSchema } from './json-schema-check';
+import { checkJsonSchema, type CheckOptions } from './json-schema-check';
 import { checkJsonSchemaLegacy } from './json-schema-check-legacy';
 import type { ToolPolicy } from './session-types';
 import type { RiskLevel, ToolSpec } from './tool-spec';
@@ -91,8 +91,8 @@ export function planToolCall(
   policy: ToolPolicy,
   truncatedChars?: number,
   dialect: SchemaDialect = 'full',
-  /** For a schema too costly to check: whether to check it anyway (json-schema-check.ts `checkCostly`). */
-  checkCostly?: () => boolean,
+  /** Asked only when needed: `checkCostly` and `linearUrl` of json-schema-check.ts's CheckOptions. */
+  check: Pick<CheckOptions, 'checkCostly' | 'linearUrl'> = {},
 ): ToolCallPlan {
   const name = call.function.name;
   const spec = tools.get(name);
@@ -132,7 +132,7 @@ export function planToolCall(
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     return { kind: 'reject', call, errorType: FailureType.ToolInputInvalid, detail: `The arguments must be a JSON object shaped like ${briefSchema(spec)}.`, args: parsed };
   }
-  const issues = dialect === 'full' ? checkJsonSchema(parsed, spec.parameters, checkCostly ? { checkCostly } : {}) : checkJsonSchemaLegacy(parsed, spec.parameters);
+  const issues = dialect === 'full' ? checkJsonSchema(parsed, spec.parameters, check) : checkJsonSchemaLegacy(parsed, spec.parameters);
   if (issues.length > 0) {
     const list = issues.map((i) => `${i.path} ${i.message}`).join('; ');
     return { kind: 'reject', call, errorType: FailureType.ToolInputInvalid, detail: `Invalid arguments: ${list}. Expected ${briefSchema(spec)}.`, args: parsed };

@@ -1,4 +1,4 @@
-import { checkJsonSchema } from '../../workflows/json-schema-check';
+import { checkJsonSchema, isWebUrl } from '../../workflows/json-schema-check';
 
 const meetingSchema = {
   type: 'object',
@@ -89,5 +89,41 @@ describe('schemas that would take exponential time to check', () => {
       $ref: '#/$defs/node',
     };
     expect(checkJsonSchema({ name: 'a', children: [{ name: 'b', children: [{ children: [] }] }] }, tree).map((i) => i.path)).toEqual(['children.0.children.0.name']);
+  });
+});
+
+describe('format "url", checked in linear time', () => {
+  const schema = { type: 'object', properties: { link: { type: 'string', format: 'url' } } };
+  // A dot-less host that then fails: the validator's own expression took seconds here, doubling with each character.
+  const hostile = `http://${'intranetdocumentationserver01'.repeat(3)} `;
+
+  it('answers at once for a host that stalls the validator\'s expression, and names the field', () => {
+    const started = performance.now();
+    expect(checkJsonSchema({ link: hostile }, schema)).toEqual([{ path: 'link', message: expect.stringContaining('absolute URI') }]);
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+
+  it('stays linear for a value of 64,000 characters', () => {
+    const started = performance.now();
+    expect(isWebUrl(`http://${'a1-'.repeat(21_000)}.`)).toBe(false);
+    expect(isWebUrl(`https://example.com/${'a/'.repeat(32_000)}`)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+
+  it('accepts and refuses what the validator\'s expression did on ordinary values', () => {
+    for (const ok of ['https://example.com', 'http://docs.example.co.uk:8080/a/b?c=d#e', 'ftp://user:pw@files.example.org/x', 'https://8.8.8.8/dns', 'https://bücher.de/']) expect([ok, isWebUrl(ok)]).toEqual([ok, true]);
+    for (const bad of ['example.com', 'mailto:ana@example.com', 'http://localhost/', 'http://10.0.0.1/', 'http://192.168.1.1', 'https://example.c', 'https://exa mple.com', 'http://-a.com', 'https://example.com:1', '']) expect([bad, isWebUrl(bad)]).toEqual([bad, false]);
+  });
+
+  it('runs from before the change keep the validator\'s expression (asked only for a schema with the format)', () => {
+    let asked = 0;
+    const linearUrl = () => {
+      asked += 1;
+      return false;
+    };
+    expect(checkJsonSchema({ link: 'https://example.com' }, schema, { linearUrl })).toEqual([]);
+    expect(asked).toBe(1);
+    expect(checkJsonSchema({ n: 1 }, { type: 'object', properties: { n: { type: 'integer' } } }, { linearUrl })).toEqual([]);
+    expect(asked).toBe(1);
   });
 });
