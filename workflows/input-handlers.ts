@@ -1,12 +1,21 @@
 import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
 import { FailureType } from './failure-types';
 import { parseSignalInput, parseUpdateInput, invalidInput } from './input-guard';
-import { AnswerInputInput, GetInputInput, InputRequestedInput, checkAnswer, type InputState, type PendingInput } from './input-request';
+import { AnswerInputInput, GetInputInput, InputRequestedInput, checkAnswer, elicitationSchemaProblem, type InputState, type PendingInput } from './input-request';
 import { answerInputSignal, answerInputUpdate, getInputQuery, inputRequestedSignal } from './messages';
 import { notAuthorized, refusalFor } from './principal';
 import { signalGuard } from './principal-guard';
 import type { SessionRun } from './session-run';
+import { isPatched } from './patches';
 import { nowMs } from './workflow-clock';
+
+/**
+ * Patch id: a question whose schema holds what MCP does not allow in
+ * elicitation (references, combinators, other formats: a check of the answer
+ * that could take exponential time in this workflow) is ignored. Asked only
+ * for such a schema.
+ */
+export const ELICITATION_SCHEMA_FLAT = 'elicitation-schema-flat';
 
 /**
  * Elicitation: a server asks the user for input in the middle of a tool call.
@@ -39,6 +48,13 @@ export function registerInputHandlers(run: SessionRun): void {
     }
     // A retried attempt of the same call asks again: the question stands, or is answered already.
     if (run.inputs.has(input.inputId)) return;
+    const unflat = elicitationSchemaProblem(input.requestedSchema);
+    if (unflat && isPatched(ELICITATION_SCHEMA_FLAT)) {
+      // Answers are checked against the schema in this workflow: one whose check is costly would freeze it.
+      log.warn(`Ignoring an input request: ${unflat}`, { inputId: input.inputId });
+      ignore();
+      return;
+    }
     const now = nowMs();
     const waitMs = Math.min(run.options.limits.confirmationTimeoutMs, input.waitMs);
     const pending: PendingInput = {

@@ -42,6 +42,64 @@ export function checkAnswer(schema: Record<string, unknown>, content: InputConte
     .map((e) => `${e.instanceLocation === '#' ? '(content)' : e.instanceLocation.replace(/^#\//, '')}: ${e.error}`);
 }
 
+/** What MCP allows in one property of an elicitation schema (its primitive schemas, titled and multi-select enums). */
+const PROPERTY_KEYWORDS = new Set(['type', 'title', 'description', 'default', 'enum', 'enumNames', 'minLength', 'maxLength', 'minimum', 'maximum', 'format', 'oneOf', 'anyOf', 'items', 'minItems', 'maxItems']);
+const ITEMS_KEYWORDS = new Set(['type', 'enum', 'oneOf', 'anyOf']);
+const STRING_FORMATS = new Set(['email', 'uri', 'date', 'date-time']);
+
+/** `oneOf`/`anyOf` as MCP's titled enums use them: options of `const` and `title` only. */
+function titledOptionsProblem(options: unknown): string | undefined {
+  if (!Array.isArray(options)) return 'must be a list of { const, title } options';
+  for (const option of options) {
+    if (typeof option !== 'object' || option === null || Array.isArray(option)) return 'must be a list of { const, title } options';
+    const extra = Object.keys(option).find((k) => k !== 'const' && k !== 'title');
+    if (extra !== undefined) return `options may hold only const and title, not ${JSON.stringify(extra.slice(0, 64))}`;
+  }
+  return undefined;
+}
+
+/**
+ * Why one property's schema is not one MCP allows in elicitation, or
+ * undefined when it is. The answer is checked against the schema inside
+ * the workflow, so a schema may hold no keyword that makes the check
+ * costly: references and combinators (`allOf` of the same `$ref` twice,
+ * nested, doubles the work at each level: 2 KB of schema, a check that
+ * never ends), conditionals, or a format other than MCP's four (the `url`
+ * format's regular expression takes exponential time).
+ */
+export function elicitationPropertyProblem(prop: Record<string, unknown>): string | undefined {
+  for (const key of Object.keys(prop)) {
+    if (!PROPERTY_KEYWORDS.has(key)) return `${JSON.stringify(key.slice(0, 64))} is not a keyword MCP allows in an elicitation schema`;
+  }
+  if (prop.format !== undefined && !STRING_FORMATS.has(String(typeof prop.format === 'string' ? prop.format : ''))) return 'format must be email, uri, date or date-time';
+  for (const key of ['oneOf', 'anyOf'] as const) {
+    if (prop[key] === undefined) continue;
+    const problem = titledOptionsProblem(prop[key]);
+    if (problem) return `${key} ${problem}`;
+  }
+  if (prop.items !== undefined) {
+    const items = prop.items;
+    if (typeof items !== 'object' || items === null || Array.isArray(items)) return 'items must be an object';
+    for (const key of Object.keys(items)) if (!ITEMS_KEYWORDS.has(key)) return `items may hold only type, enum, oneOf and anyOf, not ${JSON.stringify(key.slice(0, 64))}`;
+    for (const key of ['oneOf', 'anyOf'] as const) {
+      const options = (items as Record<string, unknown>)[key];
+      if (options === undefined) continue;
+      const problem = titledOptionsProblem(options);
+      if (problem) return `items.${key} ${problem}`;
+    }
+  }
+  return undefined;
+}
+
+/** The first property of a requested schema that MCP does not allow (see `elicitationPropertyProblem`), named. */
+export function elicitationSchemaProblem(schema: { properties: Record<string, Record<string, unknown>> }): string | undefined {
+  for (const [key, prop] of Object.entries(schema.properties)) {
+    const problem = elicitationPropertyProblem(prop);
+    if (problem) return `properties.${key.slice(0, 128)}: ${problem}`;
+  }
+  return undefined;
+}
+
 /** A property's `type` as `String` gives it, or '' when it has no text form (an object whose toString is not a function). */
 function typeName(type: unknown): string {
   try {

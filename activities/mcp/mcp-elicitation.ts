@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { INPUT_LIMITS, RequestedSchema, type InputState } from '../../workflows/input-request';
+import { elicitationSchemaProblem, INPUT_LIMITS, RequestedSchema, type InputState } from '../../workflows/input-request';
 import { getInputQuery, inputRequestedSignal } from '../../workflows/messages';
 import { describeZodError } from '../../workflows/input-guard';
 import type { ToolRunContext } from '../tools/native-tool';
@@ -101,6 +101,11 @@ export function durableAsker(ctx: ToolRunContext, options: DurableAskOptions): E
     const schema = RequestedSchema.safeParse(params.requestedSchema);
     if (!schema.success) {
       options.log.warn(`[${options.server}] elicitation/create with a schema we do not take (${describeZodError(schema.error)}); answered "cancel"`);
+      return CANCEL;
+    }
+    const unflat = elicitationSchemaProblem(schema.data);
+    if (unflat) {
+      options.log.warn(`[${options.server}] elicitation/create with a schema MCP does not allow (${unflat}); answered "cancel"`);
       return CANCEL;
     }
     const message = options.clean(params.message).slice(0, INPUT_LIMITS.messageChars);

@@ -98,6 +98,32 @@ describe('inputRequested signals that do not parse or fit', () => {
   }, 60_000);
 });
 
+describe('inputRequested with a schema whose answer check would be costly', () => {
+  /** `allOf` of the same `$ref` twice, `depth` deep, inside a property: 2^depth checks of an answer that fits. */
+  const doubling = (depth: number) => {
+    const defs: Record<string, unknown> = { [`d${depth}`]: { type: 'string' } };
+    for (let i = depth - 1; i >= 0; i--) defs[`d${i}`] = { allOf: [{ $ref: `#/properties/x/$defs/d${i + 1}` }, { $ref: `#/properties/x/$defs/d${i + 1}` }] };
+    return { type: 'object', properties: { x: { type: 'string', $ref: '#/properties/x/$defs/d0', $defs: defs } } };
+  };
+
+  it.each<[string, Record<string, unknown>]>([
+    ['allOf of the same $ref doubled 40 times', doubling(40)],
+    ['format "url"', { type: 'object', properties: { x: { type: 'string', format: 'url' } } }],
+    ['oneOf options with more than const and title', { type: 'object', properties: { x: { type: 'string', oneOf: [{ const: 'a', title: 'A', not: {} }] } } }],
+  ])('for a running call, with %s, is ignored and counted: no answer is ever checked against it', async (_name, requestedSchema) => {
+    const session = await newSession();
+    const { turnId, inputId } = await pendingInput(session);
+    const toolCallId = inputId.replace(/:1$/, '');
+    const before = await ignoredCount(session);
+    await session.deliver({ id: 'ir', kind: 'signal', name: 'inputRequested', args: [json(request({ turnId, toolCallId, inputId: `${toolCallId}:2`, requestedSchema }))], label: 'inputRequested' });
+    await eventually(async () => (await ignoredCount(session)) === before + 1, 'the signal to be counted as ignored', 10_000);
+    expect((await env.agent.getSession(session.sessionId)).pendingInputs.map((p) => p.inputId)).toEqual([inputId]);
+    await env.agent.answerInput(session.sessionId, { inputId, action: 'cancel' });
+    await env.agent.waitForTurn(session.sessionId, turnId);
+    expectAlive(await session.check());
+  }, 60_000);
+});
+
 describe('answerInput with bad input', () => {
   it.each<[string, (inputId: string) => RawArg]>([
     ['{}', () => json({})],

@@ -4,6 +4,7 @@ import { boundToolCalls } from '../../activities/model-output-bounds';
 import { MODEL_OUTPUT_LIMITS } from '../../workflows/model-output-limits';
 import { payloadBytes } from '../../workflows/payload-budget';
 import { uniqueCallIds } from '../../workflows/tool-call-ids';
+import { elicitationSchemaProblem } from '../../workflows/input-request';
 
 describe('JSON bounds on model arguments', () => {
   it('accepts ordinary arguments', () => {
@@ -112,5 +113,33 @@ describe('tool call ids of one response', () => {
     const ids = uniqueCallIds([call('call_0'), call('call_0'), call('call_0_1'), call('call_0')]).map((c) => c.id);
     expect(ids[0]).toBe('call_0');
     expect(new Set(ids).size).toBe(4);
+  });
+});
+
+describe('elicitation schemas: only what MCP allows', () => {
+  const schema = (x: Record<string, unknown>) => ({ properties: { x } });
+
+  it('takes MCP\'s primitive schemas, titled enums and multi-select arrays', () => {
+    for (const x of [
+      { type: 'string', title: 'Name', description: 'Your name', minLength: 1, maxLength: 40, default: 'Ana' },
+      { type: 'string', format: 'email' },
+      { type: 'string', format: 'date-time' },
+      { type: 'number', minimum: 0, maximum: 10 },
+      { type: 'boolean', default: false },
+      { type: 'string', enum: ['csv', 'json'], enumNames: ['CSV', 'JSON'] },
+      { type: 'string', oneOf: [{ const: 'a', title: 'A' }, { const: 'b', title: 'B' }] },
+      { type: 'array', minItems: 1, maxItems: 2, items: { type: 'string', enum: ['a', 'b'] } },
+      { type: 'array', items: { anyOf: [{ const: 'a', title: 'A' }] } },
+    ]) expect([x, elicitationSchemaProblem(schema(x))]).toEqual([x, undefined]);
+  });
+
+  it('names what makes checking an answer costly: references, combinators, conditionals, other formats', () => {
+    expect(elicitationSchemaProblem(schema({ type: 'string', $ref: '#/x' }))).toBe('properties.x: "$ref" is not a keyword MCP allows in an elicitation schema');
+    expect(elicitationSchemaProblem(schema({ type: 'string', allOf: [] }))).toMatch(/"allOf" is not a keyword/);
+    expect(elicitationSchemaProblem(schema({ type: 'string', if: {}, then: {} }))).toMatch(/"if" is not a keyword/);
+    expect(elicitationSchemaProblem(schema({ type: 'string', format: 'url' }))).toBe('properties.x: format must be email, uri, date or date-time');
+    expect(elicitationSchemaProblem(schema({ type: 'string', oneOf: [{ const: 'a', $ref: '#' }] }))).toMatch(/oneOf options may hold only const and title, not "\$ref"/);
+    expect(elicitationSchemaProblem(schema({ type: 'array', items: { type: 'string', not: {} } }))).toMatch(/items may hold only type, enum, oneOf and anyOf, not "not"/);
+    expect(elicitationSchemaProblem(schema({ type: 'array', items: [] }))).toBe('properties.x: items must be an object');
   });
 });

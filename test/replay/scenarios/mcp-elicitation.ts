@@ -5,7 +5,7 @@ import { scriptCall } from '../../support/scripted-steps';
 import { defineScenario, type ScenarioContext } from '../scenario';
 
 /** Starts confirm_export (which elicits) and returns the question once the session holds it. */
-async function ask(ctx: ScenarioContext, text: string) {
+export async function ask(ctx: ScenarioContext, text: string) {
   scriptCall(ctx.env.model, ctx.sessionId, 'mcp_report_confirm_export', { report: 'revenue' }, 'Handled.');
   const { turnId } = await ctx.env.agent.send(ctx.options(), { text });
   const events = await collectEvents(ctx.env.agent, ctx.sessionId, (e) => e.type === 'input_required' && e.input.turnId === turnId);
