@@ -12,21 +12,22 @@ export const CARRIED_STATE_HARD_BYTES = SERVER_PAYLOAD_LIMIT_BYTES - 512 * 1024;
 /** The lengths long texts of the conversation are cut to, in turn, when nothing else is left to drop. */
 const TEXT_CUTS = [16_000, 4_000, 1_000];
 
-const cutText = (text: string, max: number): string =>
-  text.length <= max ? text : `${text.slice(0, max)}… [cut from ${text.length} characters: too long to carry into the session's next run]`;
+const CARRY = "too long to carry into the session's next run";
 
-function cutMessage(m: ChatMessage, max: number): ChatMessage {
+const cutText = (text: string, max: number, why = CARRY): string => (text.length <= max ? text : `${text.slice(0, max)}… [cut from ${text.length} characters: ${why}]`);
+
+function cutMessage(m: ChatMessage, max: number, why = CARRY): ChatMessage {
   if (m.role === 'assistant') {
     return {
       ...m,
-      ...(typeof m.content === 'string' ? { content: cutText(m.content, max) } : {}),
-      ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: cutText(c.function.arguments, max) } })) } : {}),
+      ...(typeof m.content === 'string' ? { content: cutText(m.content, max, why) } : {}),
+      ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: cutText(c.function.arguments, max, why) } })) } : {}),
     };
   }
-  return typeof m.content === 'string' ? ({ ...m, content: cutText(m.content, max) } as ChatMessage) : m;
+  return typeof m.content === 'string' ? ({ ...m, content: cutText(m.content, max, why) } as ChatMessage) : m;
 }
 
-const cutTurns = (turns: readonly Turn[], max: number): Turn[] => turns.map((t) => ({ ...t, messages: t.messages.map((m) => cutMessage(m, max)) }));
+const cutTurns = (turns: readonly Turn[], max: number, why = CARRY): Turn[] => turns.map((t) => ({ ...t, messages: t.messages.map((m) => cutMessage(m, max, why)) }));
 
 /** A named way to make a payload smaller. */
 type Cut<T> = [what: string, cut: (value: T) => T];
@@ -91,4 +92,42 @@ export function fitArchive<A extends { window: Turn[]; toolCalls: unknown[] }>(a
     ...TEXT_CUTS.map((max): Cut<A> => [`the conversation's texts past ${max} characters (cut)`, (a) => ({ ...a, window: cutTurns(a.window, max) })]),
   ];
   return { archive: cutToFit(archive, cuts, hardBudget, dropped), dropped };
+}
+
+/** The texts of turns sent to a model-backed activity are cut to these lengths, in turn. */
+const ACTIVITY_TEXT_CUTS = [16_000, 4_000, 1_000, 200];
+const SEND = 'too long to send in one activity input';
+
+/** A turn as its gist: the person's first message and the model's last answer without tool calls, each at most 1,000 characters. */
+function gistOf(turn: Turn): Turn {
+  const asked = turn.messages.find((m) => m.role === 'user');
+  const answered = [...turn.messages].reverse().find((m) => m.role === 'assistant' && !m.tool_calls?.length);
+  return { ...turn, messages: [asked, answered].filter((m): m is ChatMessage => m !== undefined).map((m) => cutMessage(m, 1_000, SEND)) };
+}
+
+/**
+ * Makes the turns a summary fold or a memory extraction is given fit, with
+ * the rest of the activity's input, in `hardBudget` bytes. Nothing else
+ * bounds them: a turn whose step read 32 documents of 16,000 characters
+ * holds about 1.5 MB in Chinese, and five such turns (the periodic
+ * extraction) passed the server's 2 MB. The server then refused to schedule
+ * the activity and failed the run, at a close before the archive was written.
+ * The longest texts are cut first, each marked; then turns are reduced to
+ * their gist; last, the oldest turns are left out.
+ */
+export function fitTurnsInput(turns: readonly Turn[], inputOf: (turns: Turn[]) => unknown, hardBudget = CARRIED_STATE_HARD_BYTES): { turns: Turn[]; dropped: string[] } {
+  const dropped: string[] = [];
+  const fits = (t: Turn[]) => payloadBytes(inputOf(t)) <= hardBudget;
+  let fitted = [...turns];
+  for (const max of ACTIVITY_TEXT_CUTS) {
+    if (fits(fitted)) return { turns: fitted, dropped };
+    fitted = cutTurns(fitted, max, SEND);
+    dropped.push(`texts past ${max} characters (cut)`);
+  }
+  if (fits(fitted)) return { turns: fitted, dropped };
+  fitted = fitted.map(gistOf);
+  dropped.push('every turn but its first message and last answer');
+  while (fitted.length > 1 && !fits(fitted)) fitted = fitted.slice(1);
+  if (fitted.length < turns.length) dropped.push(`the ${turns.length - fitted.length} oldest turn(s)`);
+  return { turns: fitted, dropped };
 }

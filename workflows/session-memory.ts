@@ -1,4 +1,5 @@
-import { ActivityFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, isCancellation, log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { fitTurnsInput } from './carried-state-budget';
 import type { MemoryActivities } from '../activities/memory/memory-activity-types';
 import { FailureType } from './failure-types';
 import { isPatched } from './patches';
@@ -88,6 +89,14 @@ export class SessionMemory {
     const context = this.run.lastExtractedTurn;
     this.run.lastExtractedTurn = turns.at(-1);
     const asInput = (t: Turn) => ({ turnId: t.turnId, messages: t.messages, startedAt: t.startedAt });
+    // The context turn goes first, and so is the first left out when even the gist of every turn does not fit.
+    const inputOf = (all: Turn[]) => {
+      const withContext = context !== undefined && all.length > turns.length;
+      const own = withContext ? all.slice(1) : all;
+      return { namespace: options.namespace, sessionId, turns: own.map(asInput), ...(withContext ? { contextTurns: [asInput(all[0] as Turn)] } : {}), reason };
+    };
+    const fitted = fitTurnsInput(context ? [context, ...turns] : turns, inputOf);
+    if (fitted.dropped.length > 0) log.warn(`The turns for memory extraction were too large for one activity input; left out: ${fitted.dropped.join(', ')}`);
     this.work = this.work.then(async () => {
       try {
         await extractMemories.executeWithOptions(
@@ -96,7 +105,7 @@ export class SessionMemory {
             retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
             summary: `extract memories (${reason}, ${turns.length} turns)`,
           },
-          [{ namespace: options.namespace, sessionId, turns: turns.map(asInput), ...(context ? { contextTurns: [asInput(context)] } : {}), reason }],
+          [inputOf(fitted.turns)],
         );
         this.run.counters.memoryExtractions += 1;
       } catch (err) {

@@ -1,4 +1,5 @@
-import { ActivityFailure, CancellationScope, TemporalFailure, TimeoutFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, TemporalFailure, TimeoutFailure, isCancellation, log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { fitTurnsInput } from './carried-state-budget';
 import type { BudgetAllowance } from '../activities/usage/budgets';
 import type { UsageActivities } from '../activities/usage/usage-activities';
 import type { SessionActivities } from '../activities/activity-types';
@@ -333,6 +334,11 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
     capUnfolded(run);
     return;
   }
+  const namespace = { tenant: run.options.namespace.tenant, user: run.options.namespace.user };
+  // Whose tokens the fold spends (usage, budgets); an added input field, so recorded folds still replay.
+  const inputOf = (evicted: Turn[]) => ({ sessionId: run.sessionId, namespace, previous: context.summary, evicted });
+  const fitted = fitTurnsInput(turns, inputOf);
+  if (fitted.dropped.length > 0) log.warn(`The turns to fold were too large for one activity input; left out: ${fitted.dropped.join(', ')}`);
   try {
     const summary = await summarizeTurns.executeWithOptions(
       {
@@ -340,8 +346,7 @@ export async function foldEvicted(run: SessionRun): Promise<void> {
         retry: { maximumAttempts: 3, initialInterval: '1 second', nonRetryableErrorTypes: [FailureType.ModelRequestInvalid, FailureType.ModelAuthFailed] },
         summary: `fold ${turns.length} turns into the summary`,
       },
-      // Whose tokens the fold spends (usage, budgets); an added input field, so recorded folds still replay.
-      [{ sessionId: run.sessionId, namespace: { tenant: run.options.namespace.tenant, user: run.options.namespace.user }, previous: context.summary, evicted: turns }],
+      [inputOf(fitted.turns)],
     );
     context.folded(turns, summary);
     run.foldBackoff = { failures: 0, skip: 0 };

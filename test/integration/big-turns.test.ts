@@ -57,3 +57,21 @@ it('a turn of 2.4 MB of tool results still archives, its longest texts cut and m
   expect(restored).toHaveLength(4);
   for (const m of restored) expect(m.content).toMatch(/^数{16000}… \[cut from 200000 characters: too long to carry into the session's next run\]$/);
 }, 90_000);
+
+it('with memory on, a fold and a memory extraction of such a turn get it cut to fit one input, and the session closes archived', async () => {
+  const sessionId = uniqueId('big-mem');
+  const reads = [0, 1, 2, 3].map((i) => ({ id: `read_${i}`, name: 'local_big_read', arguments: { n: 200_000 } }));
+  env.model.script([{ respond: { kind: 'tool_calls', calls: reads } }], { lane: sessionId });
+  // One turn in the window: the big turn is evicted, and folded, when the next one ends.
+  const options = sessionOptions(sessionId, { memory: { enabled: true }, limits: { windowMaxTokens: 1_000_000, windowMaxTurns: 1, foldBatchTurns: 1 } });
+  expect((await env.agent.ask(options, { text: 'read the four files' })).turn.toolCalls).toBe(4);
+  // Its prompt still holds the big turn (over what one call may send): it fails, and the big turn is evicted after it.
+  expect((await env.agent.ask(options, { text: 'next one' })).turn.error).toMatch(/^ModelRequestInvalid/);
+  await env.agent.end(sessionId, 'archive it');
+  const handle = env.client.workflow.getHandle(workflowIdFor(sessionId));
+  // Before, the fold's input (or the extraction's at the close) was over 2 MB: the server failed the run, no archive written.
+  const closed = await Promise.race([handle.result(), new Promise((resolve) => setTimeout(() => resolve('still open after 30 s'), 30_000))]);
+  expect(closed).toMatchObject({ status: 'archived' });
+  const sent = env.model.requests.map((r) => JSON.stringify(r.body));
+  expect(sent.filter((body) => body.includes("characters: too long to send in one activity input]")).length).toBeGreaterThanOrEqual(1);
+}, 90_000);

@@ -1,4 +1,5 @@
-import { CARRIED_STATE_HARD_BYTES, fitCarriedState } from '../../workflows/carried-state-budget';
+import { CARRIED_STATE_HARD_BYTES, fitCarriedState, fitTurnsInput } from '../../workflows/carried-state-budget';
+import type { Turn } from '../../workflows/session-types';
 import { payloadBytes } from '../../workflows/payload-budget';
 import { emptyContext } from '../../workflows/session-context';
 import { emptyCounters } from '../../workflows/session-types';
@@ -70,5 +71,47 @@ describe('the state carried across continue-as-new', () => {
     // Short texts and the queue are as they were.
     expect(messages.at(-1)).toEqual({ role: 'assistant', content: 'Read.' });
     expect(fitted.queue).toEqual(over.queue);
+  });
+});
+
+describe('the turns a fold or a memory extraction is given', () => {
+  const turn = (i: number, chars: number): Turn => ({
+    turnId: `turn-${i}`,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    endedAt: '2026-01-01T00:00:01.000Z',
+    outcome: 'completed',
+    messages: [
+      { role: 'user', content: `question ${i}` },
+      { role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'read', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: `c${i}`, content: '数'.repeat(chars) },
+      { role: 'assistant', content: `answer ${i}` },
+    ],
+  });
+  const inputOf = (turns: Turn[]) => ({ turns });
+
+  it('are left whole when they fit', () => {
+    const turns = [turn(1, 100), turn(2, 100)];
+    expect(fitTurnsInput(turns, inputOf)).toEqual({ turns, dropped: [] });
+  });
+
+  it('have their longest texts cut, marked, until the input fits: five turns of 200,000 characters in 3 bytes each', () => {
+    const { turns, dropped } = fitTurnsInput([1, 2, 3, 4, 5].map((i) => turn(i, 200_000)), inputOf);
+    expect(dropped).toEqual(['texts past 16000 characters (cut)']);
+    expect(turns).toHaveLength(5);
+    expect(turns[0]?.messages[2]?.content).toMatch(/^数{16000}… \[cut from 200000 characters: too long to send in one activity input\]$/);
+    expect(turns[0]?.messages[3]?.content).toBe('answer 1');
+    expect(payloadBytes(inputOf(turns))).toBeLessThanOrEqual(CARRIED_STATE_HARD_BYTES);
+  });
+
+  it('then are reduced to their first message and last answer, and last the oldest go', () => {
+    const many = Array.from({ length: 400 }, (_, i) => turn(i, 2_000));
+    const gist = fitTurnsInput(many, inputOf, 120_000);
+    expect(gist.dropped).toEqual([...[16_000, 4_000, 1_000, 200].map((n) => `texts past ${n} characters (cut)`), 'every turn but its first message and last answer']);
+    expect(gist.turns).toHaveLength(400);
+    expect(gist.turns[0]?.messages).toEqual([{ role: 'user', content: 'question 0' }, { role: 'assistant', content: 'answer 0' }]);
+    const fewer = fitTurnsInput(many, inputOf, 20_000);
+    expect(fewer.dropped.at(-1)).toMatch(/^the \d+ oldest turn\(s\)$/);
+    expect(fewer.turns.at(-1)?.turnId).toBe('turn-399');
+    expect(payloadBytes(inputOf(fewer.turns))).toBeLessThanOrEqual(20_000);
   });
 });
