@@ -146,16 +146,18 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
         run.events.stream.detachPollers();
         await condition(allHandlersFinished);
         const carried = snapshot(run);
+        // The options as parsed, not as given: fields the session does not know (another client's start may carry
+        // megabytes of them) would go to every later run, beside a carried state that assumes the room.
         if (isPatched(STATUS_SHOWS_APPROVALS) && run.canUpsertStatus) {
           // The closed run no longer matches SessionStatus='active'; the next one starts with the real status.
           upsertSearchAttributes([{ key: SessionStatusKey, value: 'continued' }]);
           const continueAsNew = makeContinueAsNewFunc<typeof agentSession>({
             typedSearchAttributes: workflowInfo().typedSearchAttributes.updateCopy([{ key: SessionStatusKey, value: run.status }]),
           });
-          return continueAsNew({ options: input.options, carried });
+          return continueAsNew({ options: parsed.data, carried });
         }
         const continueAsNew = makeContinueAsNewFunc<typeof agentSession>();
-        return continueAsNew({ options: input.options, carried });
+        return continueAsNew({ options: parsed.data, carried });
       }
       continue;
     }

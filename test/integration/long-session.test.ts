@@ -1,3 +1,4 @@
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { sessionOptions, startTestEnv, collectEvents, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
 import { isSummaryRequest, scriptedSummary } from '../support/scripted-summarizer';
 import { workflowIdFor } from '../../workflows/messages';
@@ -61,3 +62,20 @@ describe('a 300-turn session', () => {
     expect(events.at(-1)?.event).toMatchObject({ type: 'turn_completed', turnId: `turn-${TURNS}`, version: TURNS });
   }, 300_000);
 });
+
+it('continues as new with the options it parsed: fields it does not know are not carried to the next run', async () => {
+  const sessionId = uniqueId('s');
+  const options = sessionOptions(sessionId, { limits: { maxHistoryEvents: 200 } });
+  const handle = env.client.workflow.getHandle(workflowIdFor(sessionId));
+  // Another client's start, with a field the session does not know (it could be most of the 2 MB an input takes).
+  await env.client.workflow.start('agentSession', { workflowId: workflowIdFor(sessionId), taskQueue: env.taskQueue, args: [{ options: { ...options, attachments: 'x'.repeat(50_000) } }] });
+  const firstRun = (await handle.describe()).runId;
+  for (let i = 1; i <= 40 && (await handle.describe()).runId === firstRun; i++) await env.agent.ask(options, { text: `message ${i}` });
+  const next = await handle.describe();
+  expect(next.runId).not.toBe(firstRun);
+  const started = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+  const input = await decodeFromPayloadsAtIndex<{ options: Record<string, unknown> }>(env.client.options.loadedDataConverter, 0, started?.input?.payloads);
+  expect(input.options.sessionId).toBe(sessionId);
+  expect(Object.keys(input.options)).not.toContain('attachments');
+  await env.agent.end(sessionId);
+}, 120_000);
