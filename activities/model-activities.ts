@@ -31,7 +31,7 @@ const HEARTBEAT_EVERY_MS = 200;
  * finishes is handed back with the result instead, so a quick answer costs
  * no signal and no extra workflow task.
  */
-class DeltaRelay {
+export class DeltaRelay {
   private batch: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private sending: Promise<void> = Promise.resolve();
@@ -46,8 +46,20 @@ class DeltaRelay {
     this.batch.push(delta);
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
-      this.sending = this.sending.then(() => this.send());
+      // Streamed text is best effort: a signal that fails (the run ended, the server out of reach) loses its batch,
+      // not the call. Left unhandled until finish(), the rejection ended the worker process.
+      this.sending = this.sending.then(() => this.send()).catch((err: unknown) => this.failed(err));
     }, this.batchMs);
+  }
+
+  private reported = false;
+
+  private failed(err: unknown): void {
+    if (this.reported) return;
+    this.reported = true;
+    Context.current().log.warn('Streamed text could not be signalled to the session: that batch is missing from its event stream (the call\'s whole text still comes with its result)', {
+      error: err instanceof Error ? err.message.slice(0, 500) : String(err).slice(0, 500),
+    });
   }
 
   private async send(): Promise<void> {

@@ -1,0 +1,46 @@
+import type { Client } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DeltaRelay } from '../../activities/model-activities';
+
+/** A client whose signals fail, as they do once the session's run has ended (a fault injector). */
+function clientWhoseSignalsFail(sent: unknown[]): Client {
+  const handle = {
+    signal: async (_def: unknown, arg: unknown) => {
+      sent.push(arg);
+      throw new Error('workflow execution already completed');
+    },
+  };
+  const client = { workflow: { getHandle: () => handle }, withAbortSignal: <R>(_signal: AbortSignal, fn: () => R): R => fn() };
+  return client as unknown as Client;
+}
+
+describe('streamed text on its way to the session', () => {
+  it('a batch whose signal fails is lost, logged once, and nothing is left rejected for the process to die of', async () => {
+    const sent: unknown[] = [];
+    const warnings: string[] = [];
+    const logger = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m: string) => void warnings.push(m), error: () => undefined };
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'session-x', runId: 'r' } }, { client: clientWhoseSignalsFail(sent), logger });
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      const open = await env.run(async () => {
+        const relay = new DeltaRelay(10, { turnId: 'turn-1', step: 1, attempt: 1 });
+        relay.add('one ');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        relay.add('two ');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        relay.add('three');
+        return relay.finish();
+      });
+      // Give Node the turn in which it reports a rejection nobody handled.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled.map(String)).toEqual([]);
+      expect(sent).toHaveLength(2);
+      expect(warnings.filter((w) => w.startsWith('Streamed text could not be signalled'))).toHaveLength(1);
+      expect(open).toEqual(['three']);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
+});
