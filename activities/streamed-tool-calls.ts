@@ -3,10 +3,21 @@ import type { ToolCall } from '../workflows/chat-message';
 
 type ToolCallDelta = NonNullable<ChatCompletionChunk.Choice['delta']['tool_calls']>[number];
 
+/** A fragment that repeats the whole of complete arguments (servers that resend them in a later chunk), not more of them. */
+function resentWhole(sofar: string, fragment: string): boolean {
+  if (sofar === '' || fragment !== sofar) return false;
+  try {
+    JSON.parse(sofar);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Tool calls assembled from a streamed chat completion: each chunk carries
  * pieces of one or more calls, told apart by `index` (id and name arrive
- * once, the arguments in fragments).
+ * once, or again in every fragment; the arguments in fragments).
  */
 export class StreamedToolCalls {
   private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
@@ -39,8 +50,10 @@ export class StreamedToolCalls {
       const entry = this.calls.get(at) ?? { id: '', name: '', arguments: '' };
       if (typeof id === 'string' && id !== '') entry.id = id;
       if (fn !== null && typeof fn === 'object') {
-        if (typeof fn.name === 'string') entry.name += fn.name;
-        if (typeof fn.arguments === 'string') entry.arguments += fn.arguments;
+        // The name is set, not appended: some servers (and gateways in front of them) repeat it in every
+        // fragment, and `read_fileread_file` matched no tool, on every step. The SDK's own accumulator sets it too.
+        if (typeof fn.name === 'string' && fn.name !== '') entry.name = fn.name;
+        if (typeof fn.arguments === 'string' && !resentWhole(entry.arguments, fn.arguments)) entry.arguments += fn.arguments;
       }
       this.calls.set(at, entry);
     }

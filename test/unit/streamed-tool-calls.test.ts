@@ -31,4 +31,22 @@ describe('tool calls assembled from a stream', () => {
     calls.add(fragments({ index: 0, id: ['x'], function: { name: 5, arguments: '{}' } }, null, 'junk', { index: 'one', function: null }));
     expect(calls.list(ids)).toEqual([{ id: 'fallback_0', type: 'function', function: { name: '', arguments: '{}' } }]);
   });
+
+  it('a name repeated in every fragment (some servers and gateways) is the name, not the name twice', () => {
+    const calls = new StreamedToolCalls();
+    calls.add(fragments({ index: 0, id: 'a', type: 'function', function: { name: 'read_file', arguments: '' } }));
+    calls.add(fragments({ index: 0, id: 'a', type: 'function', function: { name: 'read_file', arguments: '{"path":' } }));
+    calls.add(fragments({ index: 0, id: 'a', type: 'function', function: { name: 'read_file', arguments: '"/tmp/x"}' } }));
+    expect(calls.list(ids).map((c) => [c.id, c.function.name, c.function.arguments])).toEqual([['a', 'read_file', '{"path":"/tmp/x"}']]);
+  });
+
+  it('complete arguments sent again whole in a later fragment are taken once', () => {
+    const calls = new StreamedToolCalls();
+    calls.add(fragments({ index: 0, id: 'a', function: { name: 'get_time', arguments: '{"tz":"UTC"}' } }));
+    calls.add(fragments({ index: 0, function: { arguments: '{"tz":"UTC"}' } }));
+    // A fragment that only looks the same as an incomplete start is more of the arguments.
+    calls.add(fragments({ index: 1, id: 'b', function: { name: 'echo', arguments: '{"s":"' } }));
+    calls.add(fragments({ index: 1, function: { arguments: '{"s":"' } }));
+    expect(calls.list(ids).map((c) => c.function.arguments)).toEqual(['{"tz":"UTC"}', '{"s":"{"s":"']);
+  });
 });
