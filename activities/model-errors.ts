@@ -17,18 +17,62 @@ export function displayBaseUrl(baseUrl: string): string {
  * `baseUrl` (the client's) is named in unreachable and server-error messages,
  * so a person sees which server the worker could not use.
  */
+/** The longest wait a rate-limited call takes before its next attempt; a server that asks for more fails the call. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/** The wait a 429 asks for, in ms: `retry-after-ms`, or `retry-after` in seconds or as an HTTP date. */
+function retryAfterMs(headers: { get?: (name: string) => string | null } | undefined, now = Date.now()): number | undefined {
+  const ms = Number(headers?.get?.('retry-after-ms') ?? Number.NaN);
+  if (Number.isFinite(ms) && ms > 0) return ms;
+  const value = headers?.get?.('retry-after')?.trim();
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds > 0 ? seconds * 1000 : undefined;
+  const at = Date.parse(value);
+  return Number.isFinite(at) && at > now ? at - now : undefined;
+}
+
+/** An error event inside a stream has no HTTP status; its code, when it is one, stands for it. */
+function statusOf(err: InstanceType<typeof OpenAI.APIError>): number | undefined {
+  if (err.status !== undefined) return err.status;
+  const code = (err.error as { code?: unknown } | undefined)?.code ?? (err as { code?: unknown }).code;
+  const asNumber = typeof code === 'number' ? code : typeof code === 'string' && /^\d{3}$/.test(code) ? Number(code) : undefined;
+  return asNumber !== undefined && asNumber >= 400 && asNumber <= 599 ? asNumber : undefined;
+}
+
 export function classifyModelError(err: unknown, model: string, baseUrl?: string): ApplicationFailure {
   const where = baseUrl === undefined ? '' : ` at ${displayBaseUrl(baseUrl)}`;
-  if (err instanceof OpenAI.APIError && err.status !== undefined) {
-    const status = err.status;
+  const inStream = err instanceof OpenAI.APIError && !(err instanceof OpenAI.APIConnectionError) && !(err instanceof OpenAI.APIUserAbortError) && err.status === undefined;
+  if (inStream && statusOf(err) === undefined) {
+    // An error event in the stream (HTTP 200 already sent) without a status-like code: the server answered, so it is not unreachable.
+    return ApplicationFailure.retryable(`The model API${where} reported an error in its stream: ${err.message}`, FailureType.ModelUnavailable);
+  }
+  const status = err instanceof OpenAI.APIError ? statusOf(err) : undefined;
+  if (err instanceof OpenAI.APIError && status !== undefined) {
     const detail = err.message;
+    const code = (err as { code?: string | null }).code ?? (err.error as { code?: unknown } | undefined)?.code;
+    if (status === 402 || (status === 429 && code === 'insufficient_quota')) {
+      return ApplicationFailure.nonRetryable(
+        `The model API refused the request for the account's quota or billing (${status}${code ? ` ${String(code)}` : ''}): ${detail}. Check the account's credit and limits; trying again will not help.`,
+        FailureType.ModelAuthFailed,
+      );
+    }
     if (status === 429) {
-      const retryAfter = Number(err.headers?.get?.('retry-after'));
-      return ApplicationFailure.create({
-        message: `The model API is rate limiting requests (429): ${detail}`,
-        type: FailureType.ModelUnavailable,
-        nextRetryDelay: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
-      });
+      const wait = retryAfterMs(err.headers as { get?: (name: string) => string | null } | undefined);
+      if (wait !== undefined && wait > MAX_RETRY_AFTER_MS) {
+        // Temporal does not cap a failure's own retry delay by the policy's maximum interval: a day's wait parked the turn for a day, per attempt.
+        return ApplicationFailure.nonRetryable(
+          `The model API is rate limiting requests (429) and asks to wait ${Math.ceil(wait / 1000)} s, longer than a call waits (${MAX_RETRY_AFTER_MS / 1000} s): ${detail}. Send the message again later.`,
+          FailureType.ModelUnavailable,
+        );
+      }
+      return ApplicationFailure.create({ message: `The model API is rate limiting requests (429): ${detail}`, type: FailureType.ModelUnavailable, nextRetryDelay: wait });
+    }
+    if (status === 413) {
+      return ApplicationFailure.nonRetryable(
+        `The model API rejected the request as too large (413): ${detail}. Lower the session's window limits or use a server that takes larger requests.`,
+        FailureType.ModelRequestInvalid,
+      );
     }
     if (status === 401 || status === 403) {
       return ApplicationFailure.nonRetryable(
@@ -37,14 +81,13 @@ export function classifyModelError(err: unknown, model: string, baseUrl?: string
       );
     }
     if (status === 400 || status === 404 || status === 422) {
-      const code = (err as { code?: string | null }).code;
       const hint =
         code === 'context_length_exceeded'
           ? 'The conversation is longer than the model\'s context window: lower the window size or use a model with a larger context.'
           : status === 404
             ? `Check MODEL_NAME ("${model}") and OPENAI_BASE_URL.`
             : 'The request was rejected as invalid; check the model name, the tool schemas and the message sequence.';
-      return ApplicationFailure.nonRetryable(`The model API rejected the request (${status}${code ? ` ${code}` : ''}): ${detail}. ${hint}`, FailureType.ModelRequestInvalid);
+      return ApplicationFailure.nonRetryable(`The model API rejected the request (${status}${code ? ` ${String(code)}` : ''}): ${detail}. ${hint}`, FailureType.ModelRequestInvalid);
     }
     return ApplicationFailure.retryable(`The model API${where} failed (${status}): ${detail}`, FailureType.ModelUnavailable);
   }
