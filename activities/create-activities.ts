@@ -86,13 +86,15 @@ export function createActivities(deps: ActivityDeps): SessionActivities & Memory
     results: new ToolResultStore(deps.db),
     maxResultChars: deps.limits.maxToolResultChars,
   });
-  return new SecretRedactor(deps.secrets ?? []).activities({
-    ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name, usage, promptParts }),
+  const redactor = new SecretRedactor(deps.secrets ?? []);
+  const redact = (text: string): string => redactor.text(text);
+  return redactor.activities({
+    ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name, usage, promptParts, redact }),
     ...usageActivities,
-    ...createSummarizeActivity({ openai: deps.openai, usage, model: deps.model.name }),
+    ...createSummarizeActivity({ openai: deps.openai, usage, model: deps.model.name, redact }),
     ...createArchiveActivities(new SessionArchiveRepository(deps.db), new LegacyPromptParts(deps.db)),
     ...createSearchAttributeActivities(),
-    ...createMemoryActivities({ db: deps.db, openai: deps.openai, usage, modelName: deps.model.name, ...memory }),
+    ...createMemoryActivities({ db: deps.db, openai: deps.openai, usage, modelName: deps.model.name, redact, ...memory }),
     ...createPromptActivities(() => deps.mcpPrompts),
     ...toolActivities,
     ...createTurnStartActivity({ getToolCatalog: toolActivities.getToolCatalog, checkBudget: usageActivities.checkBudget }),

@@ -35,6 +35,8 @@ export interface ModelCallDeps {
   openai: OpenAI;
   /** Where each call's tokens are recorded, per tenant, user and session. */
   usage?: UsageStore;
+  /** Takes configured secrets out of text that leaves the activity by another way than its failure (the trace's span). */
+  redact?: (text: string) => string;
 }
 
 export interface ModelCallSpec {
@@ -136,7 +138,8 @@ export function measuredModelCall<R, T>(
         return result;
       } catch (err) {
         const failure = attemptFailed(err, deps, spec, signal, activity);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message.slice(0, 200) });
+        // The span goes to the trace backend straight from here, before the activity's failure is redacted.
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (deps.redact ?? String)(failure.message).slice(0, 200) });
         span.setAttribute('error.type', (failure as { type?: string }).type ?? failure.name);
         throw failure;
       } finally {

@@ -19,6 +19,7 @@ import { UsageStore, priceTableFromEnv, type PriceTable } from '../activities/us
 import { budgetsFromEnv, checkCostBudgetsPriced, type Budgets } from '../activities/usage/budgets';
 import { dataConverterFor } from '../codec/data-converter';
 import { configuredSecrets, type RuntimeConfig } from './config';
+import { modelClientLogger } from './redacting-logger';
 import { connectMongo, connectTemporal } from './dependencies';
 import { ensureMaintenanceSchedule } from './maintenance-schedule';
 import { temporalTransportOptions } from './temporal-connection-options';
@@ -79,6 +80,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
     apiKey: config.model.apiKey ?? 'not-needed',
     timeout: config.model.requestTimeoutMs,
     maxRetries: 0,
+    logger: modelClientLogger(configuredSecrets(config)),
   });
   const heap = heapWarning(config.worker.maxCachedWorkflows, getHeapStatistics().heap_size_limit);
   if (heap) console.warn(`[worker] ${heap}`);

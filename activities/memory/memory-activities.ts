@@ -38,6 +38,8 @@ export interface MemoryActivityDeps {
   modelName: string;
   /** Where extraction's model calls record their tokens, per tenant, user and session. */
   usage?: UsageStore;
+  /** Takes configured secrets out of what extraction's model calls put in trace spans. */
+  redact?: (text: string) => string;
   config: MemoryConfig;
   clock?: () => Date;
   /** Shared per worker; tests pass their own to observe or reset it. */
@@ -232,7 +234,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       scopeFor(repo, input.namespace);
       const ctx = asyncLocalStorage.getStore();
       const counts = await runExtraction(
-        { repo, openai: deps.openai, usage: deps.usage, modelName: deps.modelName, embedder: deps.embedder, config: deps.config, clock, log },
+        { repo, openai: deps.openai, usage: deps.usage, redact: deps.redact, modelName: deps.modelName, embedder: deps.embedder, config: deps.config, clock, log },
         input,
         { signal: ctx?.cancellationSignal, heartbeat: ctx ? () => ctx.heartbeat() : undefined },
       );
