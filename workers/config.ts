@@ -4,6 +4,7 @@ import { LOCAL_CHOICES, LOCAL_PREFIX, parseEmbedderChoice } from '../activities/
 import { DEFAULT_LOCAL_EMBEDDING, localEmbeddingDims } from '../activities/memory/local-models';
 import { MemoryConfig } from '../activities/memory/memory-config';
 import { keyListProblems, keyMaterialStrings, parseKeyList } from '../codec/encryption-keys';
+import { maskMongoUri, mongoUriProblem, mongoUriSecrets } from './mongo-uri';
 import { WorkerTuning, workerTuningProblems } from './worker-tuning';
 
 /**
@@ -346,6 +347,10 @@ export function loadConfig(env: Env = process.env): RuntimeConfig {
     }
   }
   if (result.success) {
+    const problem = mongoUriProblem(result.data.mongodb.uri);
+    if (problem) problems.push({ field: 'mongodb.uri', source: sources.get('mongodb.uri') ?? 'config file', message: problem, fix: FIELDS['mongodb.uri']?.fix ?? 'set MONGODB_URI' });
+  }
+  if (result.success) {
     const { encryption } = result.data;
     if (encryption.keyId !== undefined && (!encryption.keys || !parseKeyList(encryption.keys).has(encryption.keyId))) {
       problems.push({
@@ -369,21 +374,7 @@ export function loadConfig(env: Env = process.env): RuntimeConfig {
   return (result as { data: RuntimeConfig }).data;
 }
 
-const MONGO_URI_PARTS = /^(mongodb(?:\+srv)?:\/\/)(?:([^@/]*)@)?([^/?]*)(.*)$/;
-
-/** Where a MongoDB URI points, for messages: scheme and hosts, without credentials, database or options. */
-export function mongoAddress(uri: string): string {
-  const m = MONGO_URI_PARTS.exec(uri);
-  return m ? `${m[1]}${m[3]}` : '(the configured MongoDB URI)';
-}
-
-/** The URI with its password masked, for printing the configuration. */
-function maskMongoUri(uri: string): string {
-  const m = MONGO_URI_PARTS.exec(uri);
-  if (!m || m[2] === undefined) return uri;
-  const user = m[2].split(':')[0] ?? '';
-  return `${m[1]}${user}:***@${m[3]}${m[4]}`;
-}
+export { mongoAddress } from './mongo-uri';
 
 /**
  * Every secret value in the configuration: the API key and the MongoDB
@@ -393,16 +384,7 @@ function maskMongoUri(uri: string): string {
 export function configuredSecrets(config: RuntimeConfig): string[] {
   const secrets: string[] = [];
   if (config.model.apiKey) secrets.push(config.model.apiKey);
-  const credentials = MONGO_URI_PARTS.exec(config.mongodb.uri)?.[2];
-  const password = credentials?.includes(':') ? credentials.slice(credentials.indexOf(':') + 1) : undefined;
-  if (password) {
-    secrets.push(password);
-    try {
-      secrets.push(decodeURIComponent(password));
-    } catch {
-      // A malformed escape: the raw form is all a driver can echo.
-    }
-  }
+  secrets.push(...mongoUriSecrets(config.mongodb.uri));
   try {
     // A key in the base URL (https://user:key@host/v1) is as secret as OPENAI_API_KEY.
     const url = new URL(config.model.baseUrl);

@@ -65,6 +65,36 @@ describe('runtime configuration', () => {
     expect(mongoAddress(config.mongodb.uri)).toBe('mongodb://db1.example.com:27017,db2.example.com');
   });
 
+  it('refuses a MongoDB URI the driver cannot use, naming MONGODB_URI and never the password', () => {
+    const base = { OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1' };
+    // A base64 password with "/" (the driver refused it at connect, after the worker had printed it whole), and one with "@".
+    for (const uri of ['mongodb://app:Zk8/q+Xy3Lm9Tr=@db:27017/x', 'mongodb://app:p@ssw0rd-77@db:27017']) {
+      let error: unknown;
+      try {
+        loadConfig({ ...base, MONGODB_URI: uri });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      const message = (error as Error).message;
+      expect(message).toMatch(/mongodb\.uri \(MONGODB_URI\): .*percent-encode/);
+      for (const secret of ['Zk8/q+Xy3Lm9Tr=', 'Xy3Lm9', 'ssw0rd-77']) expect(message).not.toContain(secret);
+    }
+  });
+
+  it('masks secret option values in the printed URI and lists them for redaction', () => {
+    const config = loadConfig({
+      OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1',
+      MONGODB_URI: 'mongodb://app:pw-secret-1@db:27017/agent?replicaSet=rs0&tlsCertificateKeyFilePassword=hunter2-key&authMechanismProperties=AWS_SESSION_TOKEN:tok-abcdefgh',
+    });
+    const printed = JSON.stringify(describeConfig(config));
+    expect(printed).toContain('mongodb://app:***@db:27017/agent?replicaSet=rs0&tlsCertificateKeyFilePassword=***&authMechanismProperties=***');
+    for (const secret of ['pw-secret-1', 'hunter2-key', 'tok-abcdefgh']) {
+      expect(printed).not.toContain(secret);
+      expect(configuredSecrets(config)).toContain(secret);
+    }
+  });
+
   it('keeps the MongoDB server selection timeout below the tool timeout, so an outage is reported before the tool times out', () => {
     expect(() => loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1', TOOL_TIMEOUT_MS: '2000' })).toThrow(
       /mongodb\.serverSelectionTimeoutMs .*is not below limits\.toolTimeoutMs \(3000 >= 2000\)/,
