@@ -104,6 +104,17 @@ function emptyContent(): ArchiveContent {
 /** The content fields a document has, as they are. */
 const contentFields = (doc: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(CONTENT_FIELDS.flatMap((f) => (doc[f] === undefined ? [] : [[f, doc[f]]])));
 
+/** A stored header with its metadata as an object again: written as JSON text (`metadataJson`), or as an object by earlier versions. */
+function withMetadata(header: Record<string, unknown>): Record<string, unknown> {
+  const { metadataJson, ...rest } = header;
+  if (typeof metadataJson !== 'string') return rest;
+  try {
+    return { ...rest, metadata: JSON.parse(metadataJson) as unknown };
+  } catch {
+    return { ...rest, metadata: metadataJson };
+  }
+}
+
 const unsetContent = Object.fromEntries(CONTENT_FIELDS.map((f) => [f, ''])) as Record<ContentField, ''>;
 
 function versionConflict(sessionId: string, stored: unknown, baseVersion: number): ApplicationFailure {
@@ -168,7 +179,7 @@ export class SessionArchiveRepository {
   async load(sessionId: string): Promise<ArchivedSession | null> {
     const read = await this.read(sessionId, undefined);
     if (!read) return null;
-    const parsed = ArchivedSession.safeParse({ ...read.header, ...read.content });
+    const parsed = ArchivedSession.safeParse({ ...withMetadata(read.header), ...read.content });
     if (!parsed.success) {
       const fields = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
       throw ApplicationFailure.nonRetryable(`Archived session ${sessionId} in MongoDB is malformed (${fields}); fix or delete the document in "${SESSIONS_COLLECTION}".`, 'ArchiveInvalid');
@@ -225,7 +236,10 @@ export class SessionArchiveRepository {
     const doc = ArchivedSession.parse(archive);
     const sessionId = doc.sessionId;
     const content = contentFields(doc);
-    const header = Object.fromEntries(Object.entries(doc).filter(([k]) => !(CONTENT_FIELDS as readonly string[]).includes(k)));
+    const { metadata, ...rest } = Object.fromEntries(Object.entries(doc).filter(([k]) => !(CONTENT_FIELDS as readonly string[]).includes(k))) as Record<string, unknown>;
+    // Metadata keys are the caller's: FerretDB refuses a key with "." or one starting with "$" (MongoDB stores them),
+    // and a refused save was tried every minute for ever, refusing the session's messages meanwhile. So it goes as text.
+    const header = { ...rest, metadataJson: JSON.stringify(metadata ?? {}) };
     const contentId = `${sessionId}/${doc.version}/${doc.archivedAt}`;
     const before = await this.collection.findOne({ _id: sessionId }, { projection: { version: 1, archivedAt: 1, contentId: 1 } });
     // A retry of a save that landed (a worker killed after the write, a timeout after it) finds its own archive.
@@ -250,7 +264,7 @@ export class SessionArchiveRepository {
       try {
         const res = await this.collection.updateOne(
           filter as never,
-          { $set: { ...header, contentId }, $unset: unsetContent, $pull: { pending: entry }, ...(named ? { $addToSet: { purge: named } } : {}) } as never,
+          { $set: { ...header, contentId }, $unset: { ...unsetContent, metadata: '' }, $pull: { pending: entry }, ...(named ? { $addToSet: { purge: named } } : {}) } as never,
         );
         if (res.matchedCount === 1) break;
       } catch (err) {

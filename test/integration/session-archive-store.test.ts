@@ -310,3 +310,19 @@ it('a save whose content a sweep judged abandoned and deleted writes it again be
   expect(await repo().load(sessionId)).toEqual(next);
   expect(await headers().findOne({ _id: sessionId })).toMatchObject({ pending: [], purge: [] });
 });
+
+it('metadata whose keys MongoDB-compatible servers refuse ("." inside, "$" first) is saved as text and loads as it was; metadata stored as an object still loads', async () => {
+  const sessionId = 'metadata-keys';
+  const first = { ...archive(sessionId, 1, 2), metadata: { 'app.version': '1.2', $source: 'import', plain: 'yes' } };
+  // Before, FerretDB refused the header's write ("key must not contain '.'"), and the close was tried every minute for ever.
+  await repo().save({ archive: first, baseVersion: 0 });
+  expect(await repo().load(sessionId)).toEqual(first);
+  expect(await headers().findOne({ _id: sessionId })).not.toHaveProperty('metadata');
+
+  const legacy = 'metadata-object';
+  const old = { ...archive(legacy, 1, 1), metadata: { team: 'blue' } };
+  await repo().save({ archive: old, baseVersion: 0 });
+  // As a worker from before wrote it: the metadata as an object.
+  await headers().updateOne({ _id: legacy } as never, { $set: { metadata: { team: 'blue' } }, $unset: { metadataJson: '' } });
+  expect(await repo().load(legacy)).toEqual(old);
+});
