@@ -105,7 +105,7 @@ export function registerInputHandlers(run: SessionRun): void {
   };
 
   setHandler(answerInputSignal, (raw) => {
-    const answer = parseSignalInput(AnswerInputInput, raw, 'answerInput', ignore);
+    const answer = parseSignalInput(AnswerInputInput, raw, 'answerInput', ignore, { fromPeople: true });
     if (!answer || !signalAllowed(answer.principal, 'answer', 'answerInput')) return;
     const refused = refusal(answer);
     if (refused) {
@@ -123,7 +123,7 @@ export function registerInputHandlers(run: SessionRun): void {
     },
     {
       validator: (raw) => {
-        const answer = parseUpdateInput(AnswerInputInput, raw, 'answerInput');
+        const answer = parseUpdateInput(AnswerInputInput, raw, 'answerInput', { strict: true });
         const forbidden = refusalFor(run.owner, answer.principal, 'answer');
         if (forbidden) throw notAuthorized(forbidden);
         const refused = refusal(answer);

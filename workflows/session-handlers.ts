@@ -145,7 +145,7 @@ export function registerSessionHandlers(run: SessionRun): void {
     },
     {
       validator: (raw) => {
-        const msg = parseUpdateInput(SendMessageInput, raw, 'sendMessage');
+        const msg = parseUpdateInput(SendMessageInput, raw, 'sendMessage', { strict: true });
         // Before the archive is read the owner may still change: the handler checks then.
         if (run.restored) requireAllowed(msg.principal, 'send');
         else if (!msg.principal) requireAllowed(undefined, 'send');
@@ -187,7 +187,7 @@ export function registerSessionHandlers(run: SessionRun): void {
     });
   };
   setHandler(decideToolCallSignal, (raw) => {
-    const decision = parseSignalInput(DecideToolCallInput, raw, 'decideToolCall', ignore);
+    const decision = parseSignalInput(DecideToolCallInput, raw, 'decideToolCall', ignore, { fromPeople: true });
     if (decision) decide(decision, 'signal');
   });
   setHandler(
@@ -198,7 +198,7 @@ export function registerSessionHandlers(run: SessionRun): void {
     },
     {
       validator: (raw) => {
-        const decision = parseUpdateInput(DecideToolCallInput, raw, 'decideToolCall');
+        const decision = parseUpdateInput(DecideToolCallInput, raw, 'decideToolCall', { strict: true });
         const { toolCallId: id, principal } = decision;
         requireAllowed(principal, 'decide');
         if (!run.pending.has(id)) throw ApplicationFailure.nonRetryable(`No tool call ${id} is waiting for confirmation.`, FailureType.ConfirmationUnknown);
@@ -214,18 +214,18 @@ export function registerSessionHandlers(run: SessionRun): void {
   );
 
   setHandler(interruptSignal, (raw) => {
-    const input = parseSignalInput(InterruptInput, raw, 'interrupt', ignore);
+    const input = parseSignalInput(InterruptInput, raw, 'interrupt', ignore, { fromPeople: true });
     if (!input || !signalAllowed(input.principal, 'interrupt', 'interrupt') || !run.running) return;
     run.counters.interrupts += 1;
     run.interruptRunning(input.reason ?? 'interrupted by the user');
   });
   setHandler(endSessionSignal, (raw) => {
-    const input = parseSignalInput(EndSessionInput, raw, 'endSession', ignore);
+    const input = parseSignalInput(EndSessionInput, raw, 'endSession', ignore, { fromPeople: true });
     if (input && signalAllowed(input.principal, 'end', 'endSession')) run.endRequested = true;
   });
   setHandler(waitForTurnUpdate, async (raw) => run.turnResult(parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn').turnId), {
     validator: (raw) => {
-      const { turnId, principal } = parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn');
+      const { turnId, principal } = parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn', { strict: true });
       requireAllowed(principal, 'wait');
       if (!run.knownTurn(turnId)) throw invalidInput(`Turn ${turnId} is unknown to session ${sessionId}.`);
     },

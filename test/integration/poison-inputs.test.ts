@@ -171,6 +171,57 @@ describe('decideToolCall signals that do not parse', () => {
   });
 });
 
+describe('fields other SDKs and the CLI send: unknown names refused, null as absent', () => {
+  const ANA = { tenant: 'acme', user: 'ana' };
+
+  it.each([
+    ['confirmationID for confirmationId', json({ toolCallId: 'call_1', approved: true, confirmationID: 'turn-0:1:call_1', principal: ANA }), /confirmationID \(did you mean confirmationId\?\): unknown field/],
+    ['a principal with display_name', json({ toolCallId: 'call_1', approved: true, principal: { ...ANA, display_name: 'Ana' } }), /principal\.display_name: unknown field/],
+  ])('a decideToolCall update with %s is refused naming it, and the call it would have decided stays pending', async (_name, arg, why) => {
+    const session = await newSession();
+    const turnId = await pendingWipe(session);
+    const outcome = await session.deliver(updateCase('decideToolCall', [arg]));
+    expect(outcome.delivery).toBe(Delivery.rejected);
+    expect(outcome.detail).toMatch(/^SessionInputInvalid: /);
+    expect(outcome.detail).toMatch(why);
+    expect((await env.agent.getSession(session.sessionId)).pendingConfirmations.map((p) => p.toolCallId)).toEqual(['call_1']);
+    await env.agent.approve(session.sessionId, 'call_1');
+    expect(await env.agent.waitForTurn(session.sessionId, turnId)).toMatchObject({ outcome: 'completed', text: 'Wiped.' });
+    const check = await session.check();
+    count(outcome, check);
+    expectAlive(check);
+  });
+
+  it('a sendMessage with client_message_id (its dedupe lost, were it dropped) is refused naming it', async () => {
+    await expectUpdateRejected('sendMessage', [json({ text: 'hi', client_message_id: 'm-1', principal: ANA })], /client_message_id \(did you mean clientMessageId\?\)/);
+  });
+
+  it('a decideToolCall signal with confirmationID is ignored and counted: it decides nothing', async () => {
+    const session = await newSession();
+    const turnId = await pendingWipe(session);
+    const before = await signalsIgnored(session);
+    await session.deliver(signalCase('decideToolCall', [json({ toolCallId: 'call_1', approved: true, confirmationID: 'turn-9:1:call_1', principal: ANA })]));
+    await eventually(async () => (await signalsIgnored(session)) === before + 1, 'the decision to be counted as ignored', 10_000);
+    expect((await env.agent.getSession(session.sessionId)).pendingConfirmations.map((p) => p.toolCallId)).toEqual(['call_1']);
+    expect(probeLog.runs.filter((r) => r.key.startsWith(`${session.sessionId}:`))).toEqual([]);
+    await env.agent.approve(session.sessionId, 'call_1');
+    expect(await env.agent.waitForTurn(session.sessionId, turnId)).toMatchObject({ outcome: 'completed' });
+    expectAlive(await session.check());
+  });
+
+  it('null in optional fields (Python None, a Go nil slice) is taken as absent: a sendMessage update is accepted, an endSession signal obeyed', async () => {
+    const session = await newSession();
+    env.model.script([{ respond: { kind: 'text', text: 'Hi.' } }], { lane: session.sessionId });
+    const sent = await session.deliver(updateCase('sendMessage', [json({ text: 'hello', clientMessageId: null, expectedVersion: null, waitForTurn: null, principal: { ...ANA, roles: null } })]));
+    expect(sent.delivery).toBe(Delivery.accepted);
+    await env.agent.waitForTurn(session.sessionId, 'turn-1');
+    // Before, the signal was ignored (reason: expected string, received null) and the session lived on to its idle timeout.
+    await session.deliver(signalCase('endSession', [json({ reason: null, principal: { ...ANA, roles: null } })]));
+    const result = await env.client.workflow.getHandle(session.workflowId).result();
+    expect(result).toMatchObject({ status: 'archived' });
+  });
+});
+
 describe("the stream library's publish signal", () => {
   const envelope = (data: string) => json({ items: [{ topic: 'events', data }], publisher_id: 'intruder', sequence: 1 });
   const fake = {
