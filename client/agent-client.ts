@@ -13,7 +13,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes, type DataConverter } from '@temporalio/common';
 import { z } from 'zod';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { agentSession } from '../workflows/agent-session';
 import type { deleteUserMemory, listUserMemories, readUserMemoryAudit } from '../workflows/maintenance';
 import type { readSessionArchive } from '../workflows/archived-events';
@@ -48,6 +48,8 @@ import {
 } from '../workflows/messages';
 import {
   DecideToolCallInput,
+  EndSessionInput,
+  InterruptInput,
   SendMessageInput,
   SessionOptions,
   UserNamespace,
@@ -125,8 +127,14 @@ function sessionOptionsOf(options: SessionOptionsInput): SessionOptions {
  */
 function messageUpdateId(msg: { clientMessageId?: string; principal?: { tenant: string; user: string } }): string {
   const sender = msg.principal ? `${encodeURIComponent(msg.principal.tenant)}/${encodeURIComponent(msg.principal.user)}/` : '';
-  return `msg-${sender}${msg.clientMessageId}`;
+  // The server takes ids of at most 1,000 bytes: a tenant and user of 128 CJK characters each encode to 2,300. Such a
+  // sender goes by a digest of itself ("#" never appears in an encoded one, so the two forms cannot meet).
+  const short = sender.length <= MAX_SENDER_CHARS ? sender : `#${createHash('sha256').update(sender).digest('base64url')}/`;
+  return `msg-${short}${msg.clientMessageId}`;
 }
+
+/** The longest encoded sender an update id carries as it is (ids stay under the server's 1,000 bytes with a 128-character message id of 3-byte characters). */
+const MAX_SENDER_CHARS = 400;
 
 const ExpandPromptArgs = z.object({
   server: z.string().min(1).max(128),
@@ -202,6 +210,9 @@ function translate(err: unknown, sessionId: string): never {
       }
       case FailureType.SessionClosed:
         throw new SessionClosedError(cause.message);
+      // The server's own failure of an update whose run closed (terminated, reset, failed) before it answered.
+      case 'AcceptedUpdateCompletedWorkflow':
+        throw new SessionClosedError(`Session ${sessionId}'s run ended before it answered (${cause.message}); read the session to see what it did, and send again if it did not.`);
       case FailureType.NotAuthorized:
         throw new NotAuthorizedError(cause.message);
       case FailureType.SessionInputInvalid:
@@ -428,7 +439,9 @@ export class AgentClient {
       // The session continued as new before the turn ran: the turn went with it, so wait for it there.
       return { turnId: carried.turnId, version: carried.version, turn: await this.waitFor(sessionId, carried.turnId, principal) };
     }
-    if (!accepted.turn) throw new Error(`Session ${sessionId} accepted ${accepted.turnId} but did not wait for it; is its worker older than this client?`);
+    // The same message id sent before without waiting (the server answers a repeated id with the first outcome,
+    // which has no turn), or a worker older than this client: wait for the turn on its own.
+    if (!accepted.turn) return { ...accepted, turn: await this.waitFor(sessionId, accepted.turnId, principal) };
     return accepted as SendMessageResult & { turn: TurnResult };
   }
 
@@ -515,8 +528,10 @@ export class AgentClient {
   /** A signal: a principal that may not interrupt is ignored by the session (counted in `signalsUnauthorized`), not refused. */
   async interrupt(sessionId: string, reason?: string): Promise<void> {
     const principal = this.requirePrincipal('interrupt');
+    // A signal the session cannot read is ignored there, where nobody hears: refuse it here, named.
+    const input = parseOr(InterruptInput, { reason, principal }, 'interrupt');
     try {
-      await this.deadline.prompt(`interrupt of session ${sessionId}`, () => this.handle(sessionId).signal(interruptSignal, { reason, principal }));
+      await this.deadline.prompt(`interrupt of session ${sessionId}`, () => this.handle(sessionId).signal(interruptSignal, input));
     } catch (err) {
       translate(err, sessionId);
     }
@@ -525,8 +540,9 @@ export class AgentClient {
   /** Asks the session to archive itself once the running turn is done. */
   async end(sessionId: string, reason?: string): Promise<void> {
     const principal = this.requirePrincipal('end');
+    const input = parseOr(EndSessionInput, { reason, principal }, 'end request');
     try {
-      await this.deadline.prompt(`end of session ${sessionId}`, () => this.handle(sessionId).signal(endSessionSignal, { reason, principal }));
+      await this.deadline.prompt(`end of session ${sessionId}`, () => this.handle(sessionId).signal(endSessionSignal, input));
     } catch (err) {
       translate(err, sessionId);
     }

@@ -1,5 +1,5 @@
 import { startTestEnv, sessionOptions, collectEvents, eventually, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
-import { SessionVersionConflictError } from '../../client';
+import { AgentClient, SessionClosedError, SessionVersionConflictError } from '../../client';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -151,5 +151,50 @@ describe('a session workflow', () => {
     const sessionId = uniqueId('s');
     await expect(env.agent.send(sessionOptions(sessionId), { text: '' })).rejects.toThrow(/text: text must not be empty/);
     await expect(env.agent.send({ ...sessionOptions(sessionId), sessionId: 'bad id!' }, { text: 'x' })).rejects.toThrow(/sessionId/);
+  });
+});
+
+describe('the typed client at its edges', () => {
+  it('a tenant and user of 128 CJK characters each can send: the message id stays under the server\'s 1,000 bytes, and a repeat is still one turn', async () => {
+    const sessionId = uniqueId('s');
+    const principal = { tenant: '租'.repeat(128), user: '户'.repeat(128) };
+    const client = new AgentClient({ client: env.client, taskQueue: env.taskQueue, principal });
+    env.model.script([{ respond: { kind: 'text', text: 'Hello.' } }], { lane: sessionId });
+    const options = sessionOptions(sessionId, { namespace: principal });
+    // Before, the server refused the update: "UpdateId length exceeds limit".
+    const first = await client.ask(options, { text: 'hi', clientMessageId: 'm-1' });
+    expect(first).toMatchObject({ turnId: 'turn-1', turn: { text: 'Hello.' } });
+    expect(await client.ask(options, { text: 'hi', clientMessageId: 'm-1' })).toEqual(first);
+  });
+
+  it('ask() with the id of a message sent before without waiting answers with that turn, not an error', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'Once.' } }], { lane: sessionId });
+    const sent = await env.agent.send(sessionOptions(sessionId), { text: 'go', clientMessageId: 'k-1' });
+    const asked = await env.agent.ask(sessionOptions(sessionId), { text: 'go', clientMessageId: 'k-1' });
+    expect(asked).toMatchObject({ turnId: sent.turnId, version: sent.version, turn: { turnId: sent.turnId, outcome: 'completed', text: 'Once.' } });
+    expect(env.model.requestsFor(sessionId)).toHaveLength(1);
+  });
+
+  it('end() and interrupt() with a reason the session would ignore are refused here, named', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'Hi.' } }], { lane: sessionId });
+    await env.agent.ask(sessionOptions(sessionId), { text: 'hi' });
+    await expect(env.agent.end(sessionId, 'x'.repeat(2_001))).rejects.toThrow(/Invalid end request: reason: /);
+    await expect(env.agent.interrupt(sessionId, 'x'.repeat(2_001))).rejects.toThrow(/Invalid interrupt: reason: /);
+    expect((await env.agent.getSession(sessionId)).counters.signalsIgnored).toBe(0);
+  });
+
+  it('ask() on a run terminated before it answered is SessionClosedError, not a raw update failure', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'a slow answer '.repeat(20), chunkSize: 4, delayMs: 30 } }], { lane: sessionId });
+    const asking = env.agent.ask(sessionOptions(sessionId), { text: 'take your time' }).catch((err: unknown) => err);
+    const handle = env.agent.client.workflow.getHandle(`session-${sessionId}`);
+    await eventually(() => handle.describe().then(() => true, () => false), 'the session to start');
+    await collectEvents(env.agent, sessionId, (e) => e.type === 'text_delta');
+    await handle.terminate('test: an operator stops it');
+    const err = await asking;
+    expect(err).toBeInstanceOf(SessionClosedError);
+    expect((err as Error).message).toMatch(/run ended before it answered/);
   });
 });
