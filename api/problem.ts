@@ -3,6 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import {
   NotAuthorizedError,
+  SessionBusyError,
   SessionClosedError,
   SessionNotFoundError,
   SessionValidationError,
@@ -78,6 +79,7 @@ export function problemFor(err: unknown): ProblemError {
   if (err instanceof SessionNotFoundError) return new ProblemError(404, 'SessionNotFound', err.message);
   if (err instanceof NotAuthorizedError) return new ProblemError(403, 'NotAuthorized', err.message);
   if (err instanceof SessionClosedError) return new ProblemError(409, 'SessionClosed', err.message);
+  if (err instanceof SessionBusyError) return new ProblemError(429, 'SessionBusy', err.message, { retryAfterSeconds: 5 });
   if (err instanceof SessionValidationError) {
     const type = err.failureType ?? 'SessionInputInvalid';
     return new ProblemError(type === 'ConfirmationUnknown' ? 404 : 422, type, err.message);

@@ -61,6 +61,7 @@ import {
 import {
   AgentClientError,
   NotAuthorizedError,
+  SessionBusyError,
   SessionClosedError,
   SessionNotFoundError,
   SessionValidationError,
@@ -215,6 +216,8 @@ function translate(err: unknown, sessionId: string): never {
         throw new SessionClosedError(`Session ${sessionId}'s run ended before it answered (${cause.message}); read the session to see what it did, and send again if it did not.`);
       case FailureType.NotAuthorized:
         throw new NotAuthorizedError(cause.message);
+      case FailureType.SessionBusy:
+        throw new SessionBusyError(cause.message);
       case FailureType.SessionInputInvalid:
       case FailureType.ConfirmationUnknown:
       case FailureType.InputUnknown:

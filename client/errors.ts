@@ -31,6 +31,11 @@ export class NotAuthorizedError extends AgentClientError {
   override readonly name = 'NotAuthorizedError';
 }
 
+/** Too many messages wait for their turns in the session: send this one again once some have run. */
+export class SessionBusyError extends AgentClientError {
+  override readonly name = 'SessionBusyError';
+}
+
 /** The session is closing or archived and takes no messages on this run. */
 export class SessionClosedError extends AgentClientError {
   override readonly name = 'SessionClosedError';

@@ -67,6 +67,17 @@ export const SESSION_LIMITS_BOUNDED = 'session-limits-bounded';
 /** A new run whose options are over OPTION_SIZE_BOUNDS is refused (asked only when they are). */
 export const SESSION_OPTION_SIZES_BOUNDED = 'session-option-sizes-bounded';
 
+/**
+ * Patch id: a run whose history is past twice its budget (or 20 MB)
+ * continues as new even with messages waiting; they go with it, as queued
+ * messages always have. It waited for an empty queue, which a steady stream
+ * of messages never leaves, until the server's own history limit failed the
+ * run. Asked only then.
+ */
+export const CONTINUE_WITH_QUEUE = 'continue-with-queue';
+/** History bytes past which a run continues as new with messages waiting (the server fails a run at 50 MB). */
+const HARD_HISTORY_BYTES = 20 * 1024 * 1024;
+
 /** The options a run starts with: as given, unless their limits are over the maxima (SESSION_LIMITS_BOUNDED). */
 function boundedOptions(options: SessionOptions, continuing: boolean): SessionOptions {
   // Too large to carry: a new run is refused, naming the field; a continuing one keeps what it has (asked only when over).
@@ -138,7 +149,11 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       await runTurn(run, memory, next);
       await foldEvicted(run);
       largestTurnEvents = Math.max(largestTurnEvents, workflowInfo().historyLength - before);
-      if (historyTooLong() && run.queue.length === 0) {
+      const pastHardLimit = (): boolean => {
+        const info = workflowInfo();
+        return info.historyLength > 2 * limits.maxHistoryEvents || info.historySize > HARD_HISTORY_BYTES;
+      };
+      if (historyTooLong() && (run.queue.length === 0 || (pastHardLimit() && isPatched(CONTINUE_WITH_QUEUE)))) {
         await memory.settled();
         run.counters.continuedAsNew += 1;
         count('continuedAsNew');

@@ -30,6 +30,8 @@ export const FailureType = {
   TurnReadFailed: 'TurnReadFailed',
   /** The caller's principal may not take this action on this session (not its owner, nor an approver of its tenant). */
   NotAuthorized: 'NotAuthorized',
+  /** Too many messages wait for their turns (MAX_QUEUED_MESSAGES, MAX_QUEUED_CHARS): send again once some have run. */
+  SessionBusy: 'SessionBusy',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

@@ -69,6 +69,10 @@ function versionConflict(sessionId: string, version: number, expected: number): 
  * validators, before anything is written; signals parse safely and ignore
  * (log, count) what does not parse or does not fit the session's state.
  */
+/** Messages that may wait for their turns at once, and their characters in all. */
+export const MAX_QUEUED_MESSAGES = 32;
+export const MAX_QUEUED_CHARS = 1_000_000;
+
 export function registerSessionHandlers(run: SessionRun): void {
   const { sessionId, options } = run;
   const ignore = (): void => run.ignoreSignal();
@@ -146,6 +150,17 @@ export function registerSessionHandlers(run: SessionRun): void {
     {
       validator: (raw) => {
         const msg = parseUpdateInput(SendMessageInput, raw, 'sendMessage', { strict: true });
+        if (!(msg.clientMessageId && run.processed.has(msg.clientMessageId))) {
+          // Each accepted message is written to history, and the queue is carried whole: a client that sends
+          // faster than turns run would take the run past the server's history limits, which fails it.
+          const chars = run.queue.reduce((sum, q) => sum + q.text.length, 0);
+          if (run.queue.length >= MAX_QUEUED_MESSAGES || chars + msg.text.length > MAX_QUEUED_CHARS) {
+            throw ApplicationFailure.nonRetryable(
+              `Session ${sessionId} has ${run.queue.length} messages (${chars} characters) waiting for their turns, at most ${MAX_QUEUED_MESSAGES} (${MAX_QUEUED_CHARS} characters); send this one again once some have run.`,
+              FailureType.SessionBusy,
+            );
+          }
+        }
         // Before the archive is read the owner may still change: the handler checks then.
         if (run.restored) requireAllowed(msg.principal, 'send');
         else if (!msg.principal) requireAllowed(undefined, 'send');

@@ -1,4 +1,5 @@
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { SessionBusyError } from '../../client';
 import { sessionOptions, startTestEnv, collectEvents, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
 import { isSummaryRequest, scriptedSummary } from '../support/scripted-summarizer';
 import { workflowIdFor } from '../../workflows/messages';
@@ -77,5 +78,37 @@ it('continues as new with the options it parsed: fields it does not know are not
   const input = await decodeFromPayloadsAtIndex<{ options: Record<string, unknown> }>(env.client.options.loadedDataConverter, 0, started?.input?.payloads);
   expect(input.options.sessionId).toBe(sessionId);
   expect(Object.keys(input.options)).not.toContain('attachments');
+  await env.agent.end(sessionId);
+}, 120_000);
+
+it('a steady stream of queued messages: past twice its history budget the run continues as new with the messages still waiting, and every one is answered', async () => {
+  const sessionId = uniqueId('s');
+  const options = sessionOptions(sessionId, { busyPolicy: 'queue', limits: { maxHistoryEvents: 200 } });
+  const first = await env.agent.ask(options, { text: 'message 0' });
+  expect(first.turn.outcome).toBe('completed');
+  // 90 more, each sent as soon as the one before is accepted: faster than turns run, so the queue never empties.
+  // Past 32 waiting, the session answers SessionBusyError and the sender tries again shortly.
+  const sent: Array<{ turnId: string }> = [];
+  for (let i = 1; i <= 90; i++) {
+    for (;;) {
+      try {
+        sent.push(await env.agent.send(options, { text: `message ${i}`, clientMessageId: `q${i}` }));
+        break;
+      } catch (err) {
+        if (!(err instanceof SessionBusyError)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+  }
+  expect(sent.at(-1)?.turnId).toBe('turn-91');
+  expect((await env.agent.waitForTurn(sessionId, 'turn-91')).outcome).toBe('completed');
+  const view = await env.agent.getSession(sessionId);
+  expect({ version: view.version, turns: view.counters.turns }).toEqual({ version: 91, turns: 91 });
+  const runs: number[] = [];
+  for await (const wf of env.client.workflow.list({ query: `WorkflowId = '${workflowIdFor(sessionId)}'` })) runs.push(wf.historyLength);
+  // Before, the run waited for an empty queue: with messages arriving as fast as turns ran it never came, and the run
+  // would have gone on to the server's own limit. Now no run passes twice its budget by more than one turn.
+  expect(runs.length).toBeGreaterThanOrEqual(2);
+  expect(Math.max(...runs)).toBeLessThanOrEqual(2 * 200 + 60);
   await env.agent.end(sessionId);
 }, 120_000);

@@ -1,5 +1,6 @@
 import { startTestEnv, sessionOptions, collectEvents, eventually, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
-import { AgentClient, SessionClosedError, SessionVersionConflictError } from '../../client';
+import { AgentClient, SessionBusyError, SessionClosedError, SessionVersionConflictError } from '../../client';
+import { MAX_QUEUED_MESSAGES } from '../../workflows/session-handlers';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -197,4 +198,19 @@ describe('the typed client at its edges', () => {
     expect(err).toBeInstanceOf(SessionClosedError);
     expect((err as Error).message).toMatch(/run ended before it answered/);
   });
+});
+
+describe('messages waiting for their turns', () => {
+  it('past 32 waiting, a message is refused with SessionBusyError naming the bound, and nothing of it is written', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'text', text: 'a slow first answer', chunkSize: 1, delayMs: 150 } }], { lane: sessionId });
+    const options = sessionOptions(sessionId, { busyPolicy: 'queue' });
+    await env.agent.send(options, { text: 'first' });
+    for (let i = 1; i <= MAX_QUEUED_MESSAGES; i++) await env.agent.send(options, { text: `waiting ${i}` });
+    const err = await env.agent.send(options, { text: 'one too many' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SessionBusyError);
+    expect((err as Error).message).toMatch(/has 32 messages \(\d+ characters\) waiting for their turns, at most 32/);
+    expect((await env.agent.getSession(sessionId)).version).toBe(1 + MAX_QUEUED_MESSAGES);
+    await env.agent.client.workflow.getHandle(`session-${sessionId}`).terminate('test done');
+  }, 30_000);
 });
