@@ -6,7 +6,7 @@ import type { EventEmitter } from './event-emitter';
 import { FailureType, nonRetryableFailureTypes } from './failure-types';
 import type { Actor } from './principal';
 import type { PendingConfirmation, SessionOptions } from './session-types';
-import { planToolCall, type ToolCallPlan } from './tool-call-plan';
+import { planToolCall, type SchemaDialect, type ToolCallPlan } from './tool-call-plan';
 import type { ToolPins } from './tool-pins';
 import { toolErrorContent } from './tool-feedback';
 import { checkCitations, citationCorrection } from './memory-citations';
@@ -32,6 +32,16 @@ export const COSTLY_SCHEMAS_UNCHECKED = 'costly-schemas-unchecked';
  * session. Asked only for a schema with that format.
  */
 export const URL_FORMAT_LINEAR = 'url-format-linear';
+
+/**
+ * A call to a tool that changed and waits for re-approval is checked against
+ * the text the model was shown (the pinned one), or not at all when none was
+ * kept, rather than the new schema: a rejection quoted the new schema (its
+ * property names, its issues) to the model before any person approved it.
+ * After approval the tool itself checks the arguments. Asked only for such a
+ * call.
+ */
+export const CHANGED_TOOLS_CHECKED_AS_SHOWN = 'changed-tools-checked-as-shown';
 import { previewValue } from './json-bounds';
 import { MAX_TURN_TEXT_CHARS } from './model-output-limits';
 import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
@@ -289,6 +299,25 @@ export async function readCatalog(ctx: Pick<TurnContext, 'sessionId' | 'options'
   return read.settle(await getToolCatalog(read.input));
 }
 
+/** `planToolCall`, with a changed tool awaiting re-approval checked as the model was shown it (CHANGED_TOOLS_CHECKED_AS_SHOWN). */
+function planAsShown(
+  ctx: Pick<TurnContext, 'options' | 'toolHashes'>,
+  call: ToolCall,
+  tools: ReadonlyMap<string, ToolSpec>,
+  truncatedChars: number | undefined,
+  dialect: SchemaDialect,
+  check: Parameters<typeof planToolCall>[5],
+): ToolCallPlan {
+  const spec = tools.get(call.function.name);
+  const awaiting = spec !== undefined && ctx.options.toolPolicy.reapproveChangedTools && ctx.toolHashes.changed(spec);
+  if (!awaiting || !isPatched(CHANGED_TOOLS_CHECKED_AS_SHOWN)) return planToolCall(call, tools, ctx.options.toolPolicy, truncatedChars, dialect, check);
+  const pinned = ctx.toolHashes.pinnedText(spec.name);
+  // No pinned text: the model was shown nothing of the tool, and any object goes on to the person.
+  const shown: ToolSpec = { ...spec, description: pinned?.description ?? spec.description, parameters: pinned?.parameters ?? { type: 'object' } };
+  const plan = planToolCall(call, new Map([[spec.name, shown]]), ctx.options.toolPolicy, truncatedChars, dialect, check);
+  return plan.kind === 'run' ? { ...plan, spec } : plan;
+}
+
 /**
  * One turn of the ReAct loop: at most `maxSteps` model calls, tool calls
  * checked, confirmed when risky and run in parallel, results fed back in the
@@ -384,7 +413,7 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     const dialect = isPatched(TOOL_ARGS_FULL_JSON_SCHEMA) ? 'full' : 'legacy';
     // A schema too costly to check is left to the tool from the patch on; runs from before checked it (asked only then).
     const check = { checkCostly: () => !isPatched(COSTLY_SCHEMAS_UNCHECKED), linearUrl: () => isPatched(URL_FORMAT_LINEAR) };
-    const plans = replyCalls.map((call, index) => withCallRisk(planToolCall(call, tools, options.toolPolicy, truncated.get(index), dialect, check)));
+    const plans = replyCalls.map((call, index) => withCallRisk(planAsShown(ctx, call, tools, truncated.get(index), dialect, check)));
     ctx.setActivity('running_tools');
     // Calls from one response are independent by construction: each goes its own way
     // (confirm, run) concurrently, and results are appended in the order of the calls.

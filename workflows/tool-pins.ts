@@ -128,6 +128,11 @@ export class ToolPins {
     return offer;
   }
 
+  /** The text this session pinned for a tool, when it kept one. */
+  pinnedText(name: string): PinnedText | undefined {
+    return this.texts.get(name);
+  }
+
   /** Old and new side by side, for the person asked to approve a changed tool; bounded so the event always fits. */
   describeChange(tool: ToolSpec): ToolChange {
     const pinned = this.texts.get(tool.name);
