@@ -94,6 +94,17 @@ export class DeltaRelay {
   }
 }
 
+/**
+ * Past what a step keeps: the text at its limit, or tool calls well past
+ * theirs (four times the arguments all calls may keep, or twice the calls).
+ * The margin lets the bounds report how far over a call went.
+ */
+export function pastWhatIsKept(content: string, calls: StreamedToolCalls): boolean {
+  if (content.length >= MODEL_OUTPUT_LIMITS.maxTextChars) return true;
+  const { calls: count, argumentChars } = calls.size;
+  return count > 2 * MODEL_OUTPUT_LIMITS.maxToolCalls || argumentChars > 4 * MODEL_OUTPUT_LIMITS.maxTotalArgumentChars;
+}
+
 /** What a streamed step brought back, before its tool calls are bounded. */
 interface StreamedStep {
   content: string;
@@ -188,6 +199,12 @@ export function createModelActivities(deps: ModelActivityDeps) {
             calls.add(delta.tool_calls);
             const reason: unknown = choice.finish_reason;
             if (typeof reason === 'string' && reason !== '') finishReason = reason;
+            if (pastWhatIsKept(content, calls)) {
+              // A model stuck in a loop (a server with no output limit of its own) streamed on for the whole
+              // activity timeout, six attempts, for text that is dropped here: stop reading, as a length stop.
+              finishReason = 'length';
+              break;
+            }
           }
           if (finishReason === null) {
             throw ApplicationFailure.retryable('The model stream ended before the model finished its answer.', FailureType.ModelUnavailable);

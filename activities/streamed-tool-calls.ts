@@ -59,6 +59,13 @@ export class StreamedToolCalls {
     }
   }
 
+  /** How many calls, and their arguments' characters in all, so far. */
+  get size(): { calls: number; argumentChars: number } {
+    let argumentChars = 0;
+    for (const c of this.calls.values()) argumentChars += c.arguments.length;
+    return { calls: this.calls.size, argumentChars };
+  }
+
   /** The calls in index order; a call the server sent without an id gets `fallbackId(index)`. */
   list(fallbackId: (index: number) => string): ToolCall[] {
     return [...this.calls.entries()]

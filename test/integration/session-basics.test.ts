@@ -214,3 +214,17 @@ describe('messages waiting for their turns', () => {
     await env.agent.client.workflow.getHandle(`session-${sessionId}`).terminate('test done');
   }, 30_000);
 });
+
+describe('a model that does not stop', () => {
+  it('is read only up to the text a step keeps: the stream is closed there, not read to the end', async () => {
+    const sessionId = uniqueId('s');
+    // 2,000,000 characters over 10 s: a server with no output limit of its own, its model in a loop.
+    env.model.script([{ respond: { kind: 'text', text: 'loop '.repeat(400_000), chunkSize: 20_000, delayMs: 100 } }], { lane: sessionId });
+    const started = Date.now();
+    const { turn } = await env.agent.ask(sessionOptions(sessionId), { text: 'say something' });
+    expect(turn.outcome).toBe('completed');
+    expect(turn.text.length).toBe(100_000);
+    // Before, the whole stream was read, for text that was dropped: 10 s here, up to the activity's timeout six times over.
+    expect(Date.now() - started).toBeLessThan(5_000);
+  }, 30_000);
+});
