@@ -60,23 +60,41 @@ export function createSummarizeActivity(deps: ModelCallDeps & { model: string })
           { role: 'system', content: system },
           { role: 'user', content: user },
         ],
-        parseSummary,
+        (content) => parseSummary(content, input.previous),
       );
     },
   };
 }
 
-/** The model's summary, or a retryable failure: a malformed summary is never accepted. */
-function parseSummary(content: string | null): SessionSummary {
+const SECTION_KEYS = Object.keys(SessionSummary.shape);
+const isEmpty = (summary: Record<string, unknown>): boolean => Object.values(summary).every((v) => !Array.isArray(v) || v.length === 0);
+
+/**
+ * The model's summary, or a retryable failure: a malformed summary is never
+ * accepted. Every section defaults to empty, so `{}`, `{"summary": "..."}`,
+ * snake_case keys or a refusal object parsed as a valid empty summary, and
+ * the merge replaced the previous summary with it: everything folded before
+ * was gone. An answer with none of the sections, or an empty one where the
+ * previous summary held items, is refused.
+ */
+export function parseSummary(content: string | null, previous: SessionSummary): SessionSummary {
   let json: unknown;
+  // Weaker models wrap JSON in a Markdown fence even when told not to.
+  const text = (content ?? '').trim().replace(/^```(?:json)?\s*\n?/i, '').replace(/\n?```$/, '');
   try {
-    json = JSON.parse(content ?? '');
+    json = JSON.parse(text);
   } catch {
     throw ApplicationFailure.retryable(`The summary is not JSON: ${String(content).slice(0, 200)}`, FailureType.ModelOutputInvalid);
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json) || !SECTION_KEYS.some((k) => k in json)) {
+    throw ApplicationFailure.retryable(`The summary has none of the sections ${SECTION_KEYS.join(', ')}: ${String(content).slice(0, 200)}`, FailureType.ModelOutputInvalid);
   }
   const parsed = SessionSummary.safeParse(fitSummaryLimits(json));
   if (!parsed.success) {
     throw ApplicationFailure.retryable(`The summary does not match the schema: ${z.prettifyError(parsed.error).slice(0, 500)}`, FailureType.ModelOutputInvalid);
+  }
+  if (isEmpty(parsed.data) && !isEmpty(previous)) {
+    throw ApplicationFailure.retryable('The merged summary is empty, while the previous one held items: merging must keep what is still true.', FailureType.ModelOutputInvalid);
   }
   return parsed.data;
 }
