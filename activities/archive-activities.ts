@@ -1,5 +1,6 @@
 import { log } from '@temporalio/activity';
 import type { LegacyPromptParts } from './legacy-prompt-parts';
+import type { ToolResultStore } from './tools/tool-result-store';
 import type { ArchivedEventsPage, ArchivedSession, ReadArchivedEventsInput, SaveArchiveInput, SessionArchiveRepository } from './session-archive';
 
 /** Headers written before the split whose content one maintenance sweep moves out (about 0.1 s each on FerretDB). */
@@ -7,7 +8,7 @@ const INLINE_MOVES_PER_SWEEP = 200;
 /** Prompt parts an earlier version stored serve only its own workers, during an upgrade: kept a day. */
 const LEGACY_PARTS_KEPT_MS = 24 * 60 * 60 * 1000;
 
-export function createArchiveActivities(repo: SessionArchiveRepository, legacyParts?: LegacyPromptParts) {
+export function createArchiveActivities(repo: SessionArchiveRepository, legacyParts?: LegacyPromptParts, toolResults?: ToolResultStore) {
   return {
     async loadArchive(input: { sessionId: string }): Promise<ArchivedSession | null> {
       return repo.load(input.sessionId);
@@ -19,12 +20,15 @@ export function createArchiveActivities(repo: SessionArchiveRepository, legacyPa
       return repo.readEvents(input);
     },
     /**
-     * The maintenance sweep: expires archives past their retention, moves inline content out of old headers (a
-     * batch a sweep), and deletes the prompt parts earlier versions stored, once a day old (none are read now).
+     * The maintenance sweep: expires archives past their retention (and deletes their sessions' stored tool
+     * results), moves inline content out of old headers (a batch a sweep), and deletes the prompt parts earlier
+     * versions stored, once a day old (none are read now).
      */
-    async expireArchives(input: { now?: string }): Promise<{ expired: number; moved: number; promptParts: number }> {
+    async expireArchives(input: { now?: string }): Promise<{ expired: number; moved: number; promptParts: number; toolResults: number }> {
       const now = input.now ? new Date(input.now) : new Date();
-      const { expired } = await repo.expire(now);
+      // Whole tool results (up to 4 million characters each, often the user's data) go with their session's archive.
+      let toolResultsDeleted = 0;
+      const { expired } = await repo.expire(now, toolResults ? async (ids) => (toolResultsDeleted += await toolResults.deleteForSessions(ids)) : undefined);
       const moved = await repo.moveInlineContent(INLINE_MOVES_PER_SWEEP);
       // Best effort: a failure here must not stop the sweep (the maintenance workflow expires memories next).
       const promptParts = legacyParts
@@ -33,7 +37,7 @@ export function createArchiveActivities(repo: SessionArchiveRepository, legacyPa
             return 0;
           })
         : 0;
-      return { expired, moved, promptParts };
+      return { expired, moved, promptParts, toolResults: toolResultsDeleted };
     },
   };
 }

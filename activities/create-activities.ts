@@ -92,7 +92,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities & Memory
     ...createModelActivities({ openai: deps.openai, defaultModel: deps.model.name, usage, promptParts, redact }),
     ...usageActivities,
     ...createSummarizeActivity({ openai: deps.openai, usage, model: deps.model.name, redact }),
-    ...createArchiveActivities(new SessionArchiveRepository(deps.db), new LegacyPromptParts(deps.db)),
+    ...createArchiveActivities(new SessionArchiveRepository(deps.db), new LegacyPromptParts(deps.db), new ToolResultStore(deps.db)),
     ...createSearchAttributeActivities(),
     ...createMemoryActivities({ db: deps.db, openai: deps.openai, usage, modelName: deps.model.name, redact, ...memory }),
     ...createPromptActivities(() => deps.mcpPrompts),

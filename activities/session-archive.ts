@@ -394,11 +394,14 @@ export class SessionArchiveRepository {
    * tombstone (it restores as an empty session), and deletes their content
    * along with what earlier saves left for the sweep.
    */
-  async expire(now: Date): Promise<{ expired: number }> {
-    const res = await this.collection.updateMany(
-      { status: 'archived', expiresAt: { $lt: now.toISOString() } },
-      { $set: { status: 'expired', expiredAt: now.toISOString() }, $unset: unsetContent },
-    );
+  async expire(now: Date, beforeMarking?: (sessionIds: string[]) => Promise<unknown>): Promise<{ expired: number }> {
+    const due = { status: 'archived', expiresAt: { $lt: now.toISOString() } };
+    if (beforeMarking) {
+      // What else the sessions left (their stored tool results) goes first: a sweep that dies before the mark finds them again.
+      const ids = (await this.collection.find(due, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id));
+      if (ids.length > 0) await beforeMarking(ids);
+    }
+    const res = await this.collection.updateMany(due, { $set: { status: 'expired', expiredAt: now.toISOString() }, $unset: unsetContent });
     await this.collectContents(now);
     return { expired: res.modifiedCount };
   }

@@ -104,7 +104,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
       // The tool has run: nothing from here on may fail the activity, or a retry would run it again.
       let stored: 'whole' | 'start' | 'none' = whole.length <= MAX_STORED_RESULT_CHARS ? 'whole' : 'start';
       try {
-        await deps.results.save(input.idempotencyKey, input.toolName, storedForm(whole));
+        await deps.results.save(input.idempotencyKey, input.toolName, storedForm(whole), input.sessionId);
       } catch (err) {
         stored = 'none';
         Context.current().log.warn(`tool ${input.toolName}: its result (${whole.length} characters) could not be stored: ${err instanceof Error ? err.message : String(err)}`);

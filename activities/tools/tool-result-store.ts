@@ -9,10 +9,24 @@ export const TOOL_RESULTS_COLLECTION = 'tool_results';
 export class ToolResultStore {
   constructor(private readonly db: Db) {}
 
-  async save(key: string, toolName: string, content: string): Promise<void> {
+  async save(key: string, toolName: string, content: string, sessionId?: string): Promise<void> {
     await this.db
       .collection<{ _id: string }>(TOOL_RESULTS_COLLECTION)
-      .updateOne({ _id: key }, { $set: { toolName, content, length: content.length, storedAt: new Date() } }, { upsert: true });
+      .updateOne({ _id: key }, { $set: { toolName, content, length: content.length, storedAt: new Date(), ...(sessionId ? { sessionId } : {}) } }, { upsert: true });
+  }
+
+  /**
+   * Deletes the results of these sessions (their archives expired): by the
+   * session they name, and, for results stored before they named one, by the
+   * key's `<sessionId>:` prefix. Returns how many went.
+   */
+  async deleteForSessions(sessionIds: readonly string[]): Promise<number> {
+    if (sessionIds.length === 0) return 0;
+    const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const res = await this.db.collection<{ _id: string }>(TOOL_RESULTS_COLLECTION).deleteMany({
+      $or: [{ sessionId: { $in: [...sessionIds] } }, ...sessionIds.map((id) => ({ sessionId: { $exists: false }, _id: { $regex: `^${escape(id)}:` } }))],
+    } as never);
+    return res.deletedCount;
   }
 
   async load(key: string): Promise<string | null> {

@@ -1,5 +1,7 @@
 import { ArchivedSession, SESSION_CONTENTS_COLLECTION, SESSIONS_COLLECTION, SessionArchiveRepository } from '../../activities/session-archive';
 import { SessionCounters } from '../../workflows/session-types';
+import { createArchiveActivities } from '../../activities/archive-activities';
+import { TOOL_RESULTS_COLLECTION, ToolResultStore } from '../../activities/tools/tool-result-store';
 import { SessionSummary } from '../../workflows/session-summary';
 import type { Db } from 'mongodb';
 import { useMonitoredDb } from '../support/monitored-db';
@@ -325,4 +327,22 @@ it('metadata whose keys MongoDB-compatible servers refuse ("." inside, "$" first
   // As a worker from before wrote it: the metadata as an object.
   await headers().updateOne({ _id: legacy } as never, { $set: { metadata: { team: 'blue' } }, $unset: { metadataJson: '' } });
   expect(await repo().load(legacy)).toEqual(old);
+});
+
+it('the expiry sweep deletes the stored tool results of the sessions it expires, and only theirs', async () => {
+  const store = new ToolResultStore(m.db);
+  const gone = 'results-gone.a:b';
+  const kept = 'results-kept';
+  await repo().save({ archive: { ...archive(gone, 1, 1), expiresAt: '2026-02-01T00:00:00.000Z' }, baseVersion: 0 });
+  await repo().save({ archive: archive(kept, 1, 1), baseVersion: 0 });
+  await store.save(`${gone}:turn-1:1:call_0`, 'read', 'x'.repeat(1_000), gone);
+  // Stored by a worker from before results named their session: found by the key's prefix.
+  await store.save(`${gone}:turn-2:1:call_0`, 'read', 'y'.repeat(1_000));
+  await store.save(`${kept}:turn-1:1:call_0`, 'read', 'z'.repeat(1_000), kept);
+  // A session whose id only starts like the expired one's keeps its results.
+  await store.save(`${gone}x:turn-1:1:call_0`, 'read', 'w'.repeat(1_000));
+  const swept = await createArchiveActivities(repo(), undefined, store).expireArchives({ now: '2026-06-01T00:00:00.000Z' });
+  expect(swept).toMatchObject({ expired: 1, toolResults: 2 });
+  const left = (await m.db.collection(TOOL_RESULTS_COLLECTION).find({}, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id)).filter((id) => id.startsWith('results-')).sort();
+  expect(left).toEqual([`${gone}x:turn-1:1:call_0`, `${kept}:turn-1:1:call_0`].sort());
 });
