@@ -84,6 +84,12 @@ export interface AgentClientOptions {
    */
   callTimeoutMs?: number;
   /**
+   * A long wait (a turn, a memory read, the event stream) gives up with
+   * TemporalCallTimeoutError once no worker has polled the task queue for
+   * this long. Default 150 s: past a worker's long poll.
+   */
+  workerGoneAfterMs?: number;
+  /**
    * Who this client acts for, sent with every call (see docs/security.md).
    * The backend asserts it after authenticating the person. Without it,
    * `send` and `ask` act as the session options' namespace and every other
@@ -255,7 +261,7 @@ export class AgentClient {
     this.client = options.client;
     this.taskQueue = options.taskQueue;
     this.searchAttributes = options.searchAttributes ?? true;
-    this.deadline = new CallDeadline(options.client, options.taskQueue, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    this.deadline = new CallDeadline(options.client, options.taskQueue, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, options.workerGoneAfterMs);
     this.messages = acceptingRunClient(options.client);
   }
 

@@ -1,9 +1,12 @@
 import { Connection, isGrpcServiceError, type Client, type TLSConfig } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { TemporalCallTimeoutError, TemporalUnreachableError } from './errors';
 import { sessionConnectionInterceptors } from './run-closing-retry';
 
 /** How long a call that should answer promptly (query, signal, update accepted) may take. */
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
+/** How long no worker may have polled before a long wait gives up: longer than a worker's long poll (about a minute). */
+export const DEFAULT_WORKER_GONE_AFTER_MS = 150_000;
 /** How long connecting to the server may take. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
@@ -76,8 +79,33 @@ export class CallDeadline {
     private readonly client: Client,
     private readonly taskQueue: string,
     readonly callTimeoutMs: number,
+    /** How long no worker may have polled the task queue before a long wait gives up (DEFAULT_WORKER_GONE_AFTER_MS). */
+    readonly workerGoneAfterMs = DEFAULT_WORKER_GONE_AFTER_MS,
   ) {
     this.address = addressOf(client);
+  }
+
+  /**
+   * Has a worker polled the task queue within `workerGoneAfterMs`? A live
+   * worker polls again at least every minute or so (its long poll), and the
+   * server lists a poller by the time its last poll began. Undefined when
+   * the server does not say (an error, or a caller without the permission):
+   * the wait goes on.
+   */
+  async workersPolling(): Promise<boolean | undefined> {
+    try {
+      const res = await this.client.withDeadline(Date.now() + this.callTimeoutMs, () =>
+        this.client.workflowService.describeTaskQueue({
+          namespace: this.client.options.namespace,
+          taskQueue: { name: this.taskQueue },
+          taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        }),
+      );
+      const newest = Math.max(0, ...(res.pollers ?? []).map((p) => Number(p.lastAccessTime?.seconds ?? 0) * 1000 + Math.floor((p.lastAccessTime?.nanos ?? 0) / 1e6)));
+      return Date.now() - newest < this.workerGoneAfterMs;
+    } catch {
+      return undefined;
+    }
   }
 
   /** A call that should answer promptly: absolute deadline of `callTimeoutMs`. */
@@ -120,6 +148,12 @@ export class CallDeadline {
         // The abandoned call may still reject later; that rejection has no reader.
         work.catch(() => undefined);
         throw new TemporalUnreachableError(this.address, operation, Date.now() - started, 'no answer to a health check');
+      }
+      // The server answers, but a turn or an update needs a worker: with none polling, the wait would never end.
+      if ((await this.workersPolling()) === false) {
+        controller?.abort();
+        work.catch(() => undefined);
+        throw new TemporalCallTimeoutError(operation, Date.now() - started, this.address, this.taskQueue);
       }
     }
   }

@@ -102,6 +102,25 @@ describe('client calls while the Temporal server is unreachable', () => {
   });
 });
 
+describe('long waits with no worker polling', () => {
+  it('ask() on a task queue no worker polls gives up naming the task queue, where it waited for ever', async () => {
+    const connection = await Connection.connect({ address: config.temporal.address });
+    const taskQueue = uniqueId('tq-no-worker');
+    const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace }), taskQueue, callTimeoutMs: 1_500, principal: { tenant: 'acme', user: 'ana' } });
+    const sessionId = uniqueId('no-worker');
+    try {
+      const started = Date.now();
+      // A turn may take minutes, so ask() has no deadline of its own: it waits while the server answers. Before, that was for ever.
+      const attempt = agent.ask(sessionOptions(sessionId), { text: 'hello?' });
+      await expect(attempt).rejects.toBeInstanceOf(TemporalCallTimeoutError);
+      await expect(attempt).rejects.toThrow(new RegExp(`task queue "${taskQueue}"`));
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      await agent.client.workflow.getHandle(`session-${sessionId}`).terminate('test cleanup').catch(() => undefined);
+    }
+  }, 30_000);
+});
+
 describe('the HTTP API while Temporal is out of reach', () => {
   it('answers 504 and then 503 with what to do, keeping the server address and task queue for its own log', async () => {
     const proxy = await CuttableProxy.start(config.temporal.address);
