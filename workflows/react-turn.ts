@@ -42,6 +42,9 @@ export const URL_FORMAT_LINEAR = 'url-format-linear';
  * call.
  */
 export const CHANGED_TOOLS_CHECKED_AS_SHOWN = 'changed-tools-checked-as-shown';
+
+/** Patch id: a step whose calls end in a cancellation waits for all of them before the turn ends. Asked only then. */
+export const TOOL_CALLS_SETTLED = 'tool-calls-settled';
 import { previewValue } from './json-bounds';
 import { MAX_TURN_TEXT_CHARS } from './model-output-limits';
 import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
@@ -417,7 +420,17 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     ctx.setActivity('running_tools');
     // Calls from one response are independent by construction: each goes its own way
     // (confirm, run) concurrently, and results are appended in the order of the calls.
-    const results = await Promise.all(plans.map((plan) => runPlannedCall(ctx, plan, step)));
+    const running = plans.map((plan) => runPlannedCall(ctx, plan, step));
+    let results: ChatMessage[];
+    try {
+      results = await Promise.all(running);
+    } catch (err) {
+      // An interrupt rejects a call's confirmation wait at once, while its siblings' activities are still
+      // being cancelled (they wait for the cancellation to complete): the turn ended with them running, and a
+      // late one wrote into the next turn. The turn now ends when every call of the step has.
+      if (isPatched(TOOL_CALLS_SETTLED)) await Promise.allSettled(running);
+      throw err;
+    }
     toolCalls += plans.length;
     ctx.messages.push(...results);
   }

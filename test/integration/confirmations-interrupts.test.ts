@@ -186,6 +186,36 @@ describe('interrupts', () => {
     expect(runsOf(sessionId)[0]!.end! - runsOf(sessionId)[0]!.start).toBeLessThan(15_000);
   });
 
+  it('an interrupt while one call waits for confirmation and another runs ends the turn only once the running one has ended', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script(
+      [
+        {
+          respond: {
+            kind: 'tool_calls',
+            calls: [
+              { id: 'call_wipe', name: 'local_wipe', arguments: { confirmText: 'all' } },
+              { id: 'call_sleep', name: 'local_sleepy', arguments: { ms: 20_000, label: 'sibling' } },
+            ],
+          },
+        },
+      ],
+      { lane: sessionId },
+    );
+    const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'wipe and wait' });
+    await pendingCall(sessionId);
+    await eventually(() => runsOf(sessionId).length === 1, 'the sibling to start');
+    await env.agent.interrupt(sessionId, 'stop');
+    expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'interrupted' });
+    // Before, the confirmation wait rejected at once and the turn ended with the sibling's activity still being
+    // cancelled: it ended after the turn did.
+    const sibling = runsOf(sessionId)[0]!;
+    expect(sibling).toMatchObject({ tool: 'sleepy', aborted: true });
+    const ended = (await collectEvents(env.agent, sessionId, turnCompleted(turnId))).find((e) => e.event.type === 'turn_completed')!.event;
+    expect(sibling.end!).toBeLessThanOrEqual(Date.parse(ended.at) + 50);
+    expect(runsOf(sessionId).some((r) => r.tool === 'wipe')).toBe(false);
+  });
+
   it('a new message interrupts the running turn by default, and queues behind it when the policy says so', async () => {
     const interrupting = uniqueId('s');
     env.model.script(
