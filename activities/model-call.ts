@@ -5,6 +5,7 @@ import type OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { countMetric, observeMetric } from './metrics';
 import { classifyModelError } from './model-errors';
+import { FailureType } from '../workflows/failure-types';
 import type { UsageStore } from './usage/usage-store';
 
 /*
@@ -242,8 +243,15 @@ export function completeJson<T>(deps: ModelCallDeps, spec: ModelCallSpec, messag
         { model: spec.model, messages, response_format: { type: 'json_object' }, ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}) },
         requestOptions,
       );
+      // A 200 whose body is not a completion (an error object, a proxy's page parsed as something else) has no
+      // choices: that is the server's answer, not an unreachable server.
+      const body = res as unknown as { choices?: unknown; error?: { message?: unknown } };
+      if (!Array.isArray(body.choices)) {
+        const said = typeof body.error?.message === 'string' ? `: ${body.error.message.slice(0, 500)}` : '';
+        throw ApplicationFailure.retryable(`The model API answered 200 without a completion${said}`, FailureType.ModelUnavailable);
+      }
       const choice = res.choices[0];
-      const content = choice?.message.content ?? null;
+      const content = choice?.message?.content ?? null;
       return {
         value: content,
         usage: usageOf(res.usage) ?? estimatedUsage(JSON.stringify(messages).length, typeof content === 'string' ? content.length : 0),
