@@ -31,9 +31,18 @@ export async function ensureMaintenanceSchedule(options: {
       });
     } catch (err) {
       if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+      // Made by an earlier start: a changed MAINTENANCE_EVERY_MS took no effect until the schedule was deleted by hand.
+      const handle = client.schedule.getHandle(scheduleId);
+      const { spec } = await handle.describe();
+      // The description gives the interval in ms, rounded to the second.
+      const current = spec.intervals?.[0]?.every;
+      if (current !== Math.round(options.everyMs / 1000) * 1000 || (spec.intervals?.length ?? 0) !== 1) {
+        await handle.update((schedule) => ({ ...schedule, spec: { ...schedule.spec, intervals: [{ every: options.everyMs }] } }));
+      }
     }
     return scheduleId;
   } finally {
     await connection.close();
   }
 }
+

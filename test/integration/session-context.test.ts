@@ -292,6 +292,10 @@ describe('context that does not forget', () => {
       }, 'the archive to expire');
       expect(expired.window).toEqual([]);
       expect(expired.keyFacts).toEqual([]);
+      // A worker started later with another MAINTENANCE_EVERY_MS moves the schedule to it (it kept the first one's).
+      expect((await schedule.describe()).spec.intervals?.[0]?.every).toBe(3_600_000);
+      await ensureMaintenanceSchedule({ address: env.config.temporal.address, namespace: env.config.temporal.namespace, taskQueue: env.taskQueue, everyMs: 600_000 });
+      expect((await schedule.describe()).spec.intervals).toEqual([expect.objectContaining({ every: 600_000 })]);
     } finally {
       await schedule.delete();
     }
