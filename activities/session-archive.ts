@@ -61,6 +61,13 @@ export const ArchivedSession = z.object({
   toolPins: z.array(ArchivedToolPin).optional(),
   /** The last events (absent in archives written before events were kept). */
   events: ArchivedEvents.optional(),
+  /**
+   * The message ids the session took last, with the turn each became: a
+   * retry of a message whose answer was lost when the session closed is the
+   * same turn, not a second one (absent in archives written before).
+   */
+  // Objects, not [id, turn] pairs: FerretDB stores no nested arrays.
+  messageIds: z.array(z.object({ id: z.string(), turnId: z.string(), version: z.number().int() })).max(200).optional(),
 });
 export type ArchivedSession = z.infer<typeof ArchivedSession>;
 
@@ -92,13 +99,13 @@ const isDuplicateKey = (err: unknown) => (err as MongoServerError | undefined)?.
 export const SESSION_CONTENTS_COLLECTION = 'session_contents';
 
 /** The fields of an archive kept in its content document; the rest is its header in `sessions`. */
-const CONTENT_FIELDS = ['window', 'summary', 'keyFacts', 'toolCalls', 'toolPins', 'events'] as const;
+const CONTENT_FIELDS = ['window', 'summary', 'keyFacts', 'toolCalls', 'toolPins', 'events', 'messageIds'] as const;
 type ContentField = (typeof CONTENT_FIELDS)[number];
 type ArchiveContent = Pick<ArchivedSession, ContentField>;
 
 /** What an expired archive (or one whose content was purged) restores as: nothing but its header. */
 function emptyContent(): ArchiveContent {
-  return { window: [], summary: SessionSummary.parse({}), keyFacts: [], toolCalls: [], toolPins: [], events: { nextOffset: 0, items: [] } };
+  return { window: [], summary: SessionSummary.parse({}), keyFacts: [], toolCalls: [], toolPins: [], events: { nextOffset: 0, items: [] }, messageIds: [] };
 }
 
 /** The content fields a document has, as they are. */

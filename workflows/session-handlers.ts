@@ -69,6 +69,14 @@ function versionConflict(sessionId: string, version: number, expected: number): 
  * validators, before anything is written; signals parse safely and ignore
  * (log, count) what does not parse or does not fit the session's state.
  */
+/**
+ * Patch id: message ids the session took before it was archived are
+ * restored with it, so a retry after the close is the turn it was, not a
+ * second one (its tool calls run again under new keys). Asked only when a
+ * message comes under such an id.
+ */
+export const ARCHIVED_MESSAGE_IDS = 'archived-message-ids';
+
 /** Messages that may wait for their turns at once, and their characters in all. */
 export const MAX_QUEUED_MESSAGES = 32;
 export const MAX_QUEUED_CHARS = 1_000_000;
@@ -112,7 +120,9 @@ export function registerSessionHandlers(run: SessionRun): void {
           if (!run.carried && run.acceptedInRun === 0) run.startRefused = refused;
           throw notAuthorized(refused);
         }
-        const seen = msg.clientMessageId ? run.processed.get(msg.clientMessageId) : undefined;
+        const archived = msg.clientMessageId ? run.archivedMessageIds.get(msg.clientMessageId) : undefined;
+        // A retry of a message the session took before it was archived (its answer lost as it closed) is that turn.
+        const seen = msg.clientMessageId ? (run.processed.get(msg.clientMessageId) ?? (archived && isPatched(ARCHIVED_MESSAGE_IDS) ? archived : undefined)) : undefined;
         if (seen) {
           arrived();
           // Its result may be gone (the run keeps the last RESULT_MEMORY): waiting for it would never end, and a

@@ -136,6 +136,8 @@ export async function restoreFromArchive(run: SessionRun): Promise<void> {
     // Archives from before pins were kept have none: the session pins what it sees next, as a new one would.
     if (archive.toolPins && archive.toolPins.length > 0 && isPatched(TOOL_PINS_IN_ARCHIVE)) run.toolHashes.replaceWith(ToolPins.fromArchive(archive.toolPins));
     if (archive.events && isPatched(EVENTS_IN_ARCHIVE)) run.events.continueFrom(archive.events.nextOffset);
+    // Read, not yet taken: a message under one of these ids is asked about the patch when it comes (session-handlers.ts).
+    for (const { id, turnId, version } of archive.messageIds ?? []) run.archivedMessageIds.set(id, { turnId, version });
     run.status = 'archived';
     // The owner is the one the session was created by, whatever options this run was started with.
     run.bindToOwner(archive.namespace);
@@ -227,6 +229,7 @@ export async function archiveSession(run: SessionRun): Promise<{ archiveConflict
     counters: run.counters,
     toolPins: run.toolHashes.toArchive(),
     ...(isPatched(EVENTS_IN_ARCHIVE) ? { events: run.events.forArchive(ARCHIVED_EVENT_BYTES) } : {}),
+    messageIds: [...run.processed.entries()].map(([id, r]) => ({ id, turnId: r.turnId, version: r.version })),
   };
   // A session of very long turns: the write must fit in one payload, or the server fails the run and the session is lost.
   const fitted = fitArchive(archive);

@@ -66,6 +66,8 @@ export class SessionRun {
   context: SessionContext;
   readonly queue: QueuedMessage[];
   readonly processed: Map<string, SendMessageResult>;
+  /** Message ids the session took before it was archived, with their turns (from the archive this run restored). */
+  readonly archivedMessageIds = new Map<string, { turnId: string; version: number }>();
   readonly recentResults: TurnResult[];
   toolRecords: ToolCallRecord[];
   /** Tools as this session pinned them (hash and text), updated on re-approval. */

@@ -1,6 +1,7 @@
 import type { ActivityInboundCallsInterceptor, ActivityExecuteInput, Next } from '@temporalio/worker';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import { sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 import { SessionArchiveRepository } from '../../activities/session-archive';
 import { workflowIdFor } from '../../workflows/messages';
@@ -117,4 +118,29 @@ it('a session whose archive expired starts empty but keeps its numbering and own
   // Before, the save looked for version 0 against the tombstone's 1, was refused three times, and the turn was lost.
   expect(result).toMatchObject({ status: 'archived', version: 2 });
   expect(await repo.load(sessionId)).toMatchObject({ status: 'archived', version: 2, turnSeq: 2 });
+}, 45_000);
+
+it('a message retried after its session closed is the turn it was, not a second one', async () => {
+  const sessionId = uniqueId('s');
+  env.model.script([{ respond: { kind: 'text', text: 'Booked.' } }], { lane: sessionId });
+  const options = sessionOptions(sessionId);
+  const handle = env.agent.client.workflow.getHandle(workflowIdFor(sessionId));
+  const first = await env.agent.send(options, { text: 'book it', clientMessageId: 'book-1' });
+  await env.agent.waitForTurn(sessionId, first.turnId);
+  const { runId } = await handle.describe();
+  // The answer to the send was lost, and the session closed before the client tried again.
+  await env.agent.end(sessionId, 'idle');
+  await env.agent.client.workflow.getHandle(workflowIdFor(sessionId), runId).result();
+  // Retried as another SDK would: the same clientMessageId under an update id of its own (the typed client's
+  // fixed update id lets the server answer from the closed run; nothing else does).
+  const start = new WithStartWorkflowOperation('agentSession', { workflowId: workflowIdFor(sessionId), taskQueue: env.taskQueue, args: [{ options }], workflowIdConflictPolicy: 'USE_EXISTING' });
+  const again = await env.client.workflow.executeUpdateWithStart('sendMessage', {
+    args: [{ text: 'book it', clientMessageId: 'book-1', principal: { tenant: 'acme', user: 'ana' } }],
+    updateId: `other-sdk-${uniqueId('u')}`,
+    startWorkflowOperation: start,
+  });
+  // Before, the restored run had forgotten the id: the message became turn-2, and its tools ran again.
+  expect(again).toEqual({ turnId: first.turnId, version: first.version });
+  expect(env.model.requestsFor(sessionId)).toHaveLength(1);
+  expect((await env.agent.getSession(sessionId)).counters.turns).toBe(1);
 }, 45_000);
