@@ -261,7 +261,8 @@ function readFileConfig(path: string, problems: ConfigProblem[]): Record<string,
     problems.push({
       field: '(file)',
       source: `DURABLE_AGENT_CONFIG=${path}`,
-      message: (err as Error).message,
+      // V8 quotes the first characters after a syntax error ("sk-secret-"... is not valid JSON): in a config file those may be a key.
+      message: err instanceof SyntaxError ? `is not valid JSON (${err.message.replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '').slice(0, 200)})` : (err as Error).message,
       fix: 'point DURABLE_AGENT_CONFIG at a readable JSON file with sections temporal, mongodb, model, limits, mcp',
     });
     return {};

@@ -43,6 +43,17 @@ describe('runtime configuration', () => {
     expect(message).not.toContain('sk-secret-123');
   });
 
+  it('a config file that is not JSON is named, without quoting what follows the error (a key written unquoted)', () => {
+    const path = `${tmpdir()}/durable-agent-config-bad-${process.pid}.json`;
+    fs.writeFileSync(path, '{"model": {"apiKey": sk-live-abcdefghijkl}}');
+    try {
+      expect(() => loadConfig({ DURABLE_AGENT_CONFIG: path })).toThrow(/\(file\) \(DURABLE_AGENT_CONFIG=.*\): is not valid JSON \(Unexpected token 's'\)/);
+      expect(() => loadConfig({ DURABLE_AGENT_CONFIG: path })).not.toThrow(/sk-live/);
+    } finally {
+      fs.rmSync(path);
+    }
+  });
+
   it('reads a JSON config file and lets the environment win', () => {
     const path = `${tmpdir()}/durable-agent-config-${process.pid}.json`;
     fs.writeFileSync(path, JSON.stringify({ temporal: { taskQueue: 'from-file' }, limits: { maxSteps: 7 }, model: { baseUrl: 'http://127.0.0.1:1/v1' } }));
