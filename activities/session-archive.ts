@@ -111,16 +111,33 @@ function emptyContent(): ArchiveContent {
 /** The content fields a document has, as they are. */
 const contentFields = (doc: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(CONTENT_FIELDS.flatMap((f) => (doc[f] === undefined ? [] : [[f, doc[f]]])));
 
-/** A stored header with its metadata as an object again: written as JSON text (`metadataJson`), or as an object by earlier versions. */
+/** Metadata without the keys FerretDB refuses in a document ("." inside, "$" first); MongoDB stores them. */
+function storableMetadata(metadata: unknown): Record<string, unknown> {
+  if (typeof metadata !== 'object' || metadata === null) return {};
+  return Object.fromEntries(Object.entries(metadata).filter(([k]) => !k.includes('.') && !k.startsWith('$')));
+}
+
+/**
+ * A stored header with its whole metadata: from `metadataJson`, unless a
+ * worker of the version before saved the session since (it writes `metadata`
+ * alone, which then no longer matches the text's storable part).
+ */
 function withMetadata(header: Record<string, unknown>): Record<string, unknown> {
   const { metadataJson, ...rest } = header;
   if (typeof metadataJson !== 'string') return rest;
+  let whole: unknown;
   try {
-    return { ...rest, metadata: JSON.parse(metadataJson) as unknown };
+    whole = JSON.parse(metadataJson);
   } catch {
     return { ...rest, metadata: metadataJson };
   }
+  const stored = rest.metadata;
+  if (stored !== undefined && JSON.stringify(stored) !== JSON.stringify(storableMetadata(whole))) return rest;
+  return { ...rest, metadata: whole };
 }
+
+/** Archives one sweep expires, when it also deletes what their sessions left. */
+const EXPIRED_PER_SWEEP = 1_000;
 
 const unsetContent = Object.fromEntries(CONTENT_FIELDS.map((f) => [f, ''])) as Record<ContentField, ''>;
 
@@ -246,7 +263,8 @@ export class SessionArchiveRepository {
     const { metadata, ...rest } = Object.fromEntries(Object.entries(doc).filter(([k]) => !(CONTENT_FIELDS as readonly string[]).includes(k))) as Record<string, unknown>;
     // Metadata keys are the caller's: FerretDB refuses a key with "." or one starting with "$" (MongoDB stores them),
     // and a refused save was tried every minute for ever, refusing the session's messages meanwhile. So it goes as text.
-    const header = { ...rest, metadataJson: JSON.stringify(metadata ?? {}) };
+    // Both forms: workers of the version before read `metadata` (and require it), so it stays, without the keys FerretDB refuses.
+    const header = { ...rest, metadata: storableMetadata(metadata), metadataJson: JSON.stringify(metadata ?? {}) };
     const contentId = `${sessionId}/${doc.version}/${doc.archivedAt}`;
     const before = await this.collection.findOne({ _id: sessionId }, { projection: { version: 1, archivedAt: 1, contentId: 1 } });
     // A retry of a save that landed (a worker killed after the write, a timeout after it) finds its own archive.
@@ -271,7 +289,7 @@ export class SessionArchiveRepository {
       try {
         const res = await this.collection.updateOne(
           filter as never,
-          { $set: { ...header, contentId }, $unset: { ...unsetContent, metadata: '' }, $pull: { pending: entry }, ...(named ? { $addToSet: { purge: named } } : {}) } as never,
+          { $set: { ...header, contentId }, $unset: unsetContent, $pull: { pending: entry }, ...(named ? { $addToSet: { purge: named } } : {}) } as never,
         );
         if (res.matchedCount === 1) break;
       } catch (err) {
@@ -402,13 +420,16 @@ export class SessionArchiveRepository {
    * along with what earlier saves left for the sweep.
    */
   async expire(now: Date, beforeMarking?: (sessionIds: string[]) => Promise<unknown>): Promise<{ expired: number }> {
-    const due = { status: 'archived', expiresAt: { $lt: now.toISOString() } };
+    let due: Record<string, unknown> = { status: 'archived', expiresAt: { $lt: now.toISOString() } };
     if (beforeMarking) {
-      // What else the sessions left (their stored tool results) goes first: a sweep that dies before the mark finds them again.
-      const ids = (await this.collection.find(due, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id));
-      if (ids.length > 0) await beforeMarking(ids);
+      // What else the sessions left (their stored tool results) goes first, a batch a sweep (a backlog is taken over
+      // the next sweeps): a sweep that dies before the mark finds them again. That cleanup failing does not stop expiry.
+      const ids = (await this.collection.find(due, { projection: { _id: 1 } }).limit(EXPIRED_PER_SWEEP).toArray()).map((d) => String(d._id));
+      if (ids.length === 0) return { expired: 0 };
+      await beforeMarking(ids).catch((err: unknown) => console.warn(`[archive] could not delete what ${ids.length} expiring sessions left: ${err instanceof Error ? err.message : String(err)}`));
+      due = { ...due, _id: { $in: ids } };
     }
-    const res = await this.collection.updateMany(due, { $set: { status: 'expired', expiredAt: now.toISOString() }, $unset: unsetContent });
+    const res = await this.collection.updateMany(due as never, { $set: { status: 'expired', expiredAt: now.toISOString() }, $unset: unsetContent });
     await this.collectContents(now);
     return { expired: res.modifiedCount };
   }

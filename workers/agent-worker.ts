@@ -22,6 +22,7 @@ import { configuredSecrets, type RuntimeConfig } from './config';
 import { modelClientLogger } from './redacting-logger';
 import { connectMongo, connectTemporal } from './dependencies';
 import { ensureMaintenanceSchedule } from './maintenance-schedule';
+import { ToolResultStore } from '../activities/tools/tool-result-store';
 import { temporalTransportOptions } from './temporal-connection-options';
 import { workerTracingOptions, type Tracing } from './tracing';
 import { agentSdkWorker } from './sandbox/agent-sdk-worker';
@@ -106,6 +107,7 @@ export async function createAgentWorker(config: RuntimeConfig, overrides: AgentW
   await new SessionArchiveRepository(db).ensureIndexes();
   await new MemoryRepository(db).ensureIndexes();
   await new UsageStore(db).ensureIndexes();
+  await new ToolResultStore(db).ensureIndexes();
   let mcp: McpRuntime | undefined;
   if (config.mcp.configPath && !overrides.toolSource) {
     // Connections are made once here and shared by every session this worker runs.

@@ -23,10 +23,16 @@ export class ToolResultStore {
   async deleteForSessions(sessionIds: readonly string[]): Promise<number> {
     if (sessionIds.length === 0) return 0;
     const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    // A key is `<sessionId>:turn-<n>:...`, and a session id may hold ":": the turn part keeps `acme` from matching `acme:ticket-7`'s.
     const res = await this.db.collection<{ _id: string }>(TOOL_RESULTS_COLLECTION).deleteMany({
-      $or: [{ sessionId: { $in: [...sessionIds] } }, ...sessionIds.map((id) => ({ sessionId: { $exists: false }, _id: { $regex: `^${escape(id)}:` } }))],
+      $or: [{ sessionId: { $in: [...sessionIds] } }, ...sessionIds.map((id) => ({ sessionId: { $exists: false }, _id: { $regex: `^${escape(id)}:turn-\\d+:` } }))],
     } as never);
     return res.deletedCount;
+  }
+
+  /** The index the expiry sweep's delete by session uses (on MongoDB; FerretDB reads the collection either way). */
+  async ensureIndexes(): Promise<void> {
+    await this.db.collection(TOOL_RESULTS_COLLECTION).createIndex({ sessionId: 1 });
   }
 
   async load(key: string): Promise<string | null> {

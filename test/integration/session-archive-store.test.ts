@@ -319,7 +319,8 @@ it('metadata whose keys MongoDB-compatible servers refuse ("." inside, "$" first
   // Before, FerretDB refused the header's write ("key must not contain '.'"), and the close was tried every minute for ever.
   await repo().save({ archive: first, baseVersion: 0 });
   expect(await repo().load(sessionId)).toEqual(first);
-  expect(await headers().findOne({ _id: sessionId })).not.toHaveProperty('metadata');
+  // A worker of the version before reads `metadata` (and requires it): the keys it can store are there.
+  expect(await headers().findOne({ _id: sessionId })).toMatchObject({ metadata: { plain: 'yes' } });
 
   const legacy = 'metadata-object';
   const old = { ...archive(legacy, 1, 1), metadata: { team: 'blue' } };
@@ -327,6 +328,10 @@ it('metadata whose keys MongoDB-compatible servers refuse ("." inside, "$" first
   // As a worker from before wrote it: the metadata as an object.
   await headers().updateOne({ _id: legacy } as never, { $set: { metadata: { team: 'blue' } }, $unset: { metadataJson: '' } });
   expect(await repo().load(legacy)).toEqual(old);
+  // A worker from before saved over a header of this version: its `metadata` wins over the text it left alone.
+  await repo().save({ archive: { ...old, version: 2, archivedAt: '2026-01-01T00:00:09.000Z' }, baseVersion: 1 });
+  await headers().updateOne({ _id: legacy } as never, { $set: { metadata: { team: 'red' } } });
+  expect((await repo().load(legacy))?.metadata).toEqual({ team: 'red' });
 });
 
 it('the expiry sweep deletes the stored tool results of the sessions it expires, and only theirs', async () => {
@@ -339,10 +344,11 @@ it('the expiry sweep deletes the stored tool results of the sessions it expires,
   // Stored by a worker from before results named their session: found by the key's prefix.
   await store.save(`${gone}:turn-2:1:call_0`, 'read', 'y'.repeat(1_000));
   await store.save(`${kept}:turn-1:1:call_0`, 'read', 'z'.repeat(1_000), kept);
-  // A session whose id only starts like the expired one's keeps its results.
+  // Sessions whose ids only start like the expired one's keep their results (ids may hold ":").
   await store.save(`${gone}x:turn-1:1:call_0`, 'read', 'w'.repeat(1_000));
+  await store.save(`${gone}:ticket-7:turn-1:1:call_0`, 'read', 'v'.repeat(1_000));
   const swept = await createArchiveActivities(repo(), undefined, store).expireArchives({ now: '2026-06-01T00:00:00.000Z' });
   expect(swept).toMatchObject({ expired: 1, toolResults: 2 });
   const left = (await m.db.collection(TOOL_RESULTS_COLLECTION).find({}, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id)).filter((id) => id.startsWith('results-')).sort();
-  expect(left).toEqual([`${gone}x:turn-1:1:call_0`, `${kept}:turn-1:1:call_0`].sort());
+  expect(left).toEqual([`${gone}x:turn-1:1:call_0`, `${gone}:ticket-7:turn-1:1:call_0`, `${kept}:turn-1:1:call_0`].sort());
 });
