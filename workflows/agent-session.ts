@@ -75,8 +75,9 @@ export const SESSION_OPTION_SIZES_BOUNDED = 'session-option-sizes-bounded';
  * run. Asked only then.
  */
 export const CONTINUE_WITH_QUEUE = 'continue-with-queue';
-/** History bytes past which a run continues as new with messages waiting (the server fails a run at 50 MB). */
+/** History bytes and events past which a run continues as new with messages waiting (the server fails a run at 50 MB or 51,200 events). */
 const HARD_HISTORY_BYTES = 20 * 1024 * 1024;
+const HARD_HISTORY_EVENTS = 40_000;
 
 /** The options a run starts with: as given, unless their limits are over the maxima (SESSION_LIMITS_BOUNDED). */
 function boundedOptions(options: SessionOptions, continuing: boolean): SessionOptions {
@@ -151,7 +152,7 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
       largestTurnEvents = Math.max(largestTurnEvents, workflowInfo().historyLength - before);
       const pastHardLimit = (): boolean => {
         const info = workflowInfo();
-        return info.historyLength > 2 * limits.maxHistoryEvents || info.historySize > HARD_HISTORY_BYTES;
+        return info.historyLength > Math.min(2 * limits.maxHistoryEvents, HARD_HISTORY_EVENTS) || info.historySize > HARD_HISTORY_BYTES;
       };
       if (historyTooLong() && (run.queue.length === 0 || (pastHardLimit() && isPatched(CONTINUE_WITH_QUEUE)))) {
         await memory.settled();

@@ -160,21 +160,20 @@ export function registerSessionHandlers(run: SessionRun): void {
     {
       validator: (raw) => {
         const msg = parseUpdateInput(SendMessageInput, raw, 'sendMessage', { strict: true });
-        if (!(msg.clientMessageId && run.processed.has(msg.clientMessageId))) {
-          // Each accepted message is written to history, and the queue is carried whole: a client that sends
-          // faster than turns run would take the run past the server's history limits, which fails it.
-          const chars = run.queue.reduce((sum, q) => sum + q.text.length, 0);
-          if (run.queue.length >= MAX_QUEUED_MESSAGES || chars + msg.text.length > MAX_QUEUED_CHARS) {
-            throw ApplicationFailure.nonRetryable(
-              `Session ${sessionId} has ${run.queue.length} messages (${chars} characters) waiting for their turns, at most ${MAX_QUEUED_MESSAGES} (${MAX_QUEUED_CHARS} characters); send this one again once some have run.`,
-              FailureType.SessionBusy,
-            );
-          }
-        }
         // Before the archive is read the owner may still change: the handler checks then.
         if (run.restored) requireAllowed(msg.principal, 'send');
         else if (!msg.principal) requireAllowed(undefined, 'send');
-        if (msg.clientMessageId && run.processed.has(msg.clientMessageId)) return;
+        // A repeat of a message the session took (in this run, or before it was archived) is answered as it was.
+        if (msg.clientMessageId && (run.processed.has(msg.clientMessageId) || run.archivedMessageIds.has(msg.clientMessageId))) return;
+        // Each accepted message is written to history, and the queue is carried whole: a client that sends
+        // faster than turns run would take the run past the server's history limits, which fails it.
+        const chars = run.queue.reduce((sum, q) => sum + q.text.length, 0);
+        if (run.queue.length >= MAX_QUEUED_MESSAGES || chars + msg.text.length > MAX_QUEUED_CHARS) {
+          throw ApplicationFailure.nonRetryable(
+            `Session ${sessionId} has ${run.queue.length} messages (${chars} characters) waiting for their turns, at most ${MAX_QUEUED_MESSAGES} (${MAX_QUEUED_CHARS} characters); send this one again once some have run.`,
+            FailureType.SessionBusy,
+          );
+        }
         if (run.closing || run.status === 'expired') {
           const why = run.closing
             ? 'closing (its archive is being written); send the message again shortly: once this run has closed, it starts a new one that restores the session'

@@ -229,7 +229,11 @@ export async function archiveSession(run: SessionRun): Promise<{ archiveConflict
     counters: run.counters,
     toolPins: run.toolHashes.toArchive(),
     ...(isPatched(EVENTS_IN_ARCHIVE) ? { events: run.events.forArchive(ARCHIVED_EVENT_BYTES) } : {}),
-    messageIds: [...run.processed.entries()].map(([id, r]) => ({ id, turnId: r.turnId, version: r.version })),
+    // This run's ids and those it restored (a retry answered from them too): the last 200, so a later retry still finds them.
+    messageIds: [
+      ...[...run.archivedMessageIds.entries()].filter(([id]) => !run.processed.has(id)).map(([id, r]) => ({ id, turnId: r.turnId, version: r.version })),
+      ...[...run.processed.entries()].map(([id, r]) => ({ id, turnId: r.turnId, version: r.version })),
+    ].slice(-200),
   };
   // A session of very long turns: the write must fit in one payload, or the server fails the run and the session is lost.
   const fitted = fitArchive(archive);

@@ -143,4 +143,16 @@ it('a message retried after its session closed is the turn it was, not a second 
   expect(again).toEqual({ turnId: first.turnId, version: first.version });
   expect(env.model.requestsFor(sessionId)).toHaveLength(1);
   expect((await env.agent.getSession(sessionId)).counters.turns).toBe(1);
+  // The run that answered it from the archive closes too: the id goes into its archive, and a third try is still that turn.
+  const second = await handle.describe();
+  await env.agent.end(sessionId, 'idle again');
+  await env.agent.client.workflow.getHandle(workflowIdFor(sessionId), second.runId).result();
+  const start3 = new WithStartWorkflowOperation('agentSession', { workflowId: workflowIdFor(sessionId), taskQueue: env.taskQueue, args: [{ options }], workflowIdConflictPolicy: 'USE_EXISTING' });
+  const third = await env.client.workflow.executeUpdateWithStart('sendMessage', {
+    args: [{ text: 'book it', clientMessageId: 'book-1', principal: { tenant: 'acme', user: 'ana' } }],
+    updateId: `other-sdk-${uniqueId('u')}`,
+    startWorkflowOperation: start3,
+  });
+  expect(third).toEqual({ turnId: first.turnId, version: first.version });
+  expect(env.model.requestsFor(sessionId)).toHaveLength(1);
 }, 45_000);

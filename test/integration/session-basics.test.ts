@@ -203,9 +203,11 @@ describe('the typed client at its edges', () => {
 describe('messages waiting for their turns', () => {
   it('past 32 waiting, a message is refused with SessionBusyError naming the bound, and nothing of it is written', async () => {
     const sessionId = uniqueId('s');
-    env.model.script([{ respond: { kind: 'text', text: 'a slow first answer', chunkSize: 1, delayMs: 150 } }], { lane: sessionId });
+    // The first turn waits for a person (a call that needs confirmation), so the others stay queued however slow the sends.
+    env.model.script([{ respond: { kind: 'tool_calls', calls: [{ name: 'local_cancel_meeting', arguments: { meeting_id: 'mtg_0123456789ab' } }] } }], { lane: sessionId });
     const options = sessionOptions(sessionId, { busyPolicy: 'queue' });
     await env.agent.send(options, { text: 'first' });
+    await eventually(async () => (await env.agent.getSession(sessionId)).pendingConfirmations.length === 1, 'the first turn to wait for confirmation');
     for (let i = 1; i <= MAX_QUEUED_MESSAGES; i++) await env.agent.send(options, { text: `waiting ${i}` });
     const err = await env.agent.send(options, { text: 'one too many' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SessionBusyError);
