@@ -98,11 +98,14 @@ export function maskMongoUri(uri: string): string {
   return `${parts.scheme}${userinfo}${parts.hosts}${path}${options.length > 0 ? `?${options.join('&')}` : ''}`;
 }
 
-/** The URI's secret values, as written and percent-decoded: the password, and the values of options that are not plain. */
+/** Options whose values are secrets. Other values are masked when the URI is printed, but not redacted: `5000` or `true` would go wherever they appear. */
+const SECRET_OPTION = /password|secret|token|credential|authmechanismproperties/i;
+
+/** The URI's secret values, as written and percent-decoded: the password, and the values of secret-bearing options. */
 export function mongoUriSecrets(uri: string): string[] {
   const parts = partsOf(uri);
   if (!parts) return [];
-  const raw = [parts.password, ...optionsOf(parts.rest).filter(([name]) => !PLAIN_OPTIONS.has(name.toLowerCase())).map(([, value]) => value)];
+  const raw = [parts.password, ...optionsOf(parts.rest).filter(([name]) => SECRET_OPTION.test(name)).map(([, value]) => value)];
   const out: string[] = [];
   for (const value of raw) {
     if (!value) continue;

@@ -104,6 +104,9 @@ describe('runtime configuration', () => {
       expect(printed).not.toContain(secret);
       expect(configuredSecrets(config)).toContain(secret);
     }
+    // Ordinary values are masked in print but not redacted everywhere ("5000" would go from every message).
+    const timed = loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:9999/v1', MONGODB_URI: 'mongodb://db:27017/agent?wtimeoutMS=5000&readPreferenceTags=dc:east,use:production' });
+    expect(configuredSecrets(timed)).toEqual([]);
   });
 
   it('keeps the MongoDB server selection timeout below the tool timeout, so an outage is reported before the tool times out', () => {
