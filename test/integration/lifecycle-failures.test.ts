@@ -133,12 +133,13 @@ it('a message retried after its session closed is the turn it was, not a second 
   await env.agent.client.workflow.getHandle(workflowIdFor(sessionId), runId).result();
   // Retried as another SDK would: the same clientMessageId under an update id of its own (the typed client's
   // fixed update id lets the server answer from the closed run; nothing else does).
-  const start = new WithStartWorkflowOperation('agentSession', { workflowId: workflowIdFor(sessionId), taskQueue: env.taskQueue, args: [{ options }], workflowIdConflictPolicy: 'USE_EXISTING' });
-  const again = await env.client.workflow.executeUpdateWithStart('sendMessage', {
-    args: [{ text: 'book it', clientMessageId: 'book-1', principal: { tenant: 'acme', user: 'ana' } }],
-    updateId: `other-sdk-${uniqueId('u')}`,
-    startWorkflowOperation: start,
-  });
+  const retry = () =>
+    env.client.workflow.executeUpdateWithStart('sendMessage', {
+      args: [{ text: 'book it', clientMessageId: 'book-1', principal: { tenant: 'acme', user: 'ana' } }],
+      updateId: `other-sdk-${uniqueId('u')}`,
+      startWorkflowOperation: new WithStartWorkflowOperation('agentSession', { workflowId: workflowIdFor(sessionId), taskQueue: env.taskQueue, args: [{ options }], workflowIdConflictPolicy: 'USE_EXISTING' }),
+    });
+  const again = await retry();
   // Before, the restored run had forgotten the id: the message became turn-2, and its tools ran again.
   expect(again).toEqual({ turnId: first.turnId, version: first.version });
   expect(env.model.requestsFor(sessionId)).toHaveLength(1);
@@ -147,12 +148,7 @@ it('a message retried after its session closed is the turn it was, not a second 
   const second = await handle.describe();
   await env.agent.end(sessionId, 'idle again');
   await env.agent.client.workflow.getHandle(workflowIdFor(sessionId), second.runId).result();
-  const start3 = new WithStartWorkflowOperation('agentSession', { workflowId: workflowIdFor(sessionId), taskQueue: env.taskQueue, args: [{ options }], workflowIdConflictPolicy: 'USE_EXISTING' });
-  const third = await env.client.workflow.executeUpdateWithStart('sendMessage', {
-    args: [{ text: 'book it', clientMessageId: 'book-1', principal: { tenant: 'acme', user: 'ana' } }],
-    updateId: `other-sdk-${uniqueId('u')}`,
-    startWorkflowOperation: start3,
-  });
+  const third = await retry();
   expect(third).toEqual({ turnId: first.turnId, version: first.version });
   expect(env.model.requestsFor(sessionId)).toHaveLength(1);
 }, 45_000);
