@@ -46,7 +46,7 @@ export const CHANGED_TOOLS_CHECKED_AS_SHOWN = 'changed-tools-checked-as-shown';
 /** Patch id: a step whose calls end in a cancellation waits for all of them before the turn ends. Asked only then. */
 export const TOOL_CALLS_SETTLED = 'tool-calls-settled';
 import { previewValue } from './json-bounds';
-import { MAX_TURN_TEXT_CHARS } from './model-output-limits';
+import { MAX_TURN_TEXT_CHARS, MODEL_OUTPUT_LIMITS } from './model-output-limits';
 import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
 import { isoAt, nowMs } from './workflow-clock';
 import type { ToolCatalog, ToolSpec } from './tool-spec';
@@ -430,6 +430,16 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
       // late one wrote into the next turn. The turn now ends when every call of the step has.
       if (isPatched(TOOL_CALLS_SETTLED)) await Promise.allSettled(running);
       throw err;
+    }
+    const dropped = reply.droppedToolCalls ?? 0;
+    const last = results.at(-1);
+    if (dropped > 0 && last?.role === 'tool') {
+      // The calls past the limit have no result of their own (they are not in the assistant message): without a
+      // word here the model took them as done. Only the model's input changes, so runs from before replay alike.
+      results[results.length - 1] = {
+        ...last,
+        content: `${last.content}\n[runtime check] ${dropped} more tool call(s) in that response were not run: at most ${MODEL_OUTPUT_LIMITS.maxToolCalls} are taken from one response. Ask again for the ones still needed.`,
+      };
     }
     toolCalls += plans.length;
     ctx.messages.push(...results);

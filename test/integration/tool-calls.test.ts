@@ -222,4 +222,24 @@ describe('tool calls in the ReAct loop', () => {
     const view = await env.agent.getSession(sessionId);
     expect(view.counters).toMatchObject({ modelCalls: 2, modelAttempts: 3, modelFailures: 0 });
   });
+
+  it('tells the model, with the last result, that calls past the 32 a response takes were not run', async () => {
+    const sessionId = uniqueId('s');
+    const calls = Array.from({ length: 40 }, (_, i) => ({ id: `call_${i}`, name: 'local_current_time', arguments: { timeZone: 'UTC' } }));
+    env.model.script(
+      [
+        { respond: { kind: 'tool_calls', calls } },
+        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Thirty-two of them.' } },
+      ],
+      { lane: sessionId },
+    );
+    const { turn } = await env.agent.ask(sessionOptions(sessionId), { text: 'the time, forty times' });
+    expect(turn).toMatchObject({ outcome: 'completed', toolCalls: 32 });
+    const second = env.model.requestsFor(sessionId)[1]!.body as ChatRequest;
+    const results = (second.messages as Array<{ role: string; content?: unknown }>).filter((m) => m.role === 'tool');
+    expect(results).toHaveLength(32);
+    // Before, the eight calls past the limit simply vanished: nothing in the conversation said they were not run.
+    expect(String(results.at(-1)?.content)).toMatch(/\[runtime check\] 8 more tool call\(s\) in that response were not run: at most 32/);
+    expect(String(results.at(0)?.content)).not.toMatch(/runtime check/);
+  });
 });
