@@ -65,6 +65,23 @@ const request = (extra: Record<string, unknown>) => ({
   ...extra,
 });
 
+/**
+ * While a real question of a running call waits, sends an inputRequested made by `extra` (given that call's id)
+ * and proves it was ignored and counted, the real question still the only one, and the session alive after.
+ */
+async function expectQuestionIgnoredWhileOneWaits(extra: (toolCallId: string) => Record<string, unknown>): Promise<void> {
+  const session = await newSession();
+  const { turnId, inputId } = await pendingInput(session);
+  const toolCallId = inputId.replace(/:1$/, '');
+  const before = await ignoredCount(session);
+  await session.deliver({ id: 'ir', kind: 'signal', name: 'inputRequested', args: [json(request({ turnId, ...extra(toolCallId) }))], label: 'inputRequested' });
+  await eventually(async () => (await ignoredCount(session)) === before + 1, 'the signal to be counted as ignored', 10_000);
+  expect((await env.agent.getSession(session.sessionId)).pendingInputs.map((p) => p.inputId)).toEqual([inputId]);
+  await env.agent.answerInput(session.sessionId, { inputId, action: 'cancel' });
+  await env.agent.waitForTurn(session.sessionId, turnId);
+  expectAlive(await session.check());
+}
+
 describe('inputRequested signals that do not parse or fit', () => {
   it.each<[string, RawArg]>([
     ['{}', json({})],
@@ -85,16 +102,7 @@ describe('inputRequested signals that do not parse or fit', () => {
   });
 
   it('inputRequested for a running call but under another call\'s id is ignored', async () => {
-    const session = await newSession();
-    const { turnId, inputId } = await pendingInput(session);
-    const toolCallId = inputId.replace(/:1$/, '');
-    const before = await ignoredCount(session);
-    await session.deliver({ id: 'ir', kind: 'signal', name: 'inputRequested', args: [json(request({ turnId, toolCallId, inputId: 'call_other:1' }))], label: 'inputRequested' });
-    await eventually(async () => (await ignoredCount(session)) === before + 1, 'the signal to be counted as ignored', 10_000);
-    expect((await env.agent.getSession(session.sessionId)).pendingInputs.map((p) => p.inputId)).toEqual([inputId]);
-    await env.agent.answerInput(session.sessionId, { inputId, action: 'cancel' });
-    await env.agent.waitForTurn(session.sessionId, turnId);
-    expectAlive(await session.check());
+    await expectQuestionIgnoredWhileOneWaits((toolCallId) => ({ inputId: 'call_other:1', toolCallId }));
   }, 60_000);
 });
 
@@ -111,16 +119,7 @@ describe('inputRequested with a schema whose answer check would be costly', () =
     ['format "url"', { type: 'object', properties: { x: { type: 'string', format: 'url' } } }],
     ['oneOf options with more than const and title', { type: 'object', properties: { x: { type: 'string', oneOf: [{ const: 'a', title: 'A', not: {} }] } } }],
   ])('for a running call, with %s, is ignored and counted: no answer is ever checked against it', async (_name, requestedSchema) => {
-    const session = await newSession();
-    const { turnId, inputId } = await pendingInput(session);
-    const toolCallId = inputId.replace(/:1$/, '');
-    const before = await ignoredCount(session);
-    await session.deliver({ id: 'ir', kind: 'signal', name: 'inputRequested', args: [json(request({ turnId, toolCallId, inputId: `${toolCallId}:2`, requestedSchema }))], label: 'inputRequested' });
-    await eventually(async () => (await ignoredCount(session)) === before + 1, 'the signal to be counted as ignored', 10_000);
-    expect((await env.agent.getSession(session.sessionId)).pendingInputs.map((p) => p.inputId)).toEqual([inputId]);
-    await env.agent.answerInput(session.sessionId, { inputId, action: 'cancel' });
-    await env.agent.waitForTurn(session.sessionId, turnId);
-    expectAlive(await session.check());
+    await expectQuestionIgnoredWhileOneWaits((toolCallId) => ({ inputId: `${toolCallId}:2`, toolCallId, requestedSchema }));
   }, 60_000);
 });
 

@@ -34,6 +34,14 @@ class CuttableProxy {
 
 const config = loadConfig({ ...process.env, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
 
+/** A client of the real server on a task queue no worker polls, with a 1.5 s call timeout, and a session id for it. */
+async function clientWithoutWorker(): Promise<{ agent: AgentClient; taskQueue: string; sessionId: string }> {
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const taskQueue = uniqueId('tq-no-worker');
+  const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace }), taskQueue, callTimeoutMs: 1_500, principal: { tenant: 'acme', user: 'ana' } });
+  return { agent, taskQueue, sessionId: uniqueId('no-worker') };
+}
+
 describe('client calls while the Temporal server is unreachable', () => {
   it('connecting to an address nothing listens on fails within the connect timeout, naming the address', async () => {
     const address = `127.0.0.1:${await freePort()}`;
@@ -83,10 +91,7 @@ describe('client calls while the Temporal server is unreachable', () => {
   });
 
   it('a call the server accepts but no worker answers times out naming the task queue, not the server', async () => {
-    const connection = await Connection.connect({ address: config.temporal.address });
-    const taskQueue = uniqueId('tq-no-worker');
-    const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace }), taskQueue, callTimeoutMs: 1_500, principal: { tenant: 'acme', user: 'ana' } });
-    const sessionId = uniqueId('no-worker');
+    const { agent, taskQueue, sessionId } = await clientWithoutWorker();
     try {
       const started = Date.now();
       const attempt = agent.send(sessionOptions(sessionId), { text: 'hello?' });
@@ -104,10 +109,7 @@ describe('client calls while the Temporal server is unreachable', () => {
 
 describe('long waits with no worker polling', () => {
   it('ask() on a task queue no worker polls gives up naming the task queue, where it waited for ever', async () => {
-    const connection = await Connection.connect({ address: config.temporal.address });
-    const taskQueue = uniqueId('tq-no-worker');
-    const agent = new AgentClient({ client: new Client({ connection, namespace: config.temporal.namespace }), taskQueue, callTimeoutMs: 1_500, principal: { tenant: 'acme', user: 'ana' } });
-    const sessionId = uniqueId('no-worker');
+    const { agent, taskQueue, sessionId } = await clientWithoutWorker();
     try {
       const started = Date.now();
       // A turn may take minutes, so ask() has no deadline of its own: it waits while the server answers. Before, that was for ever.
