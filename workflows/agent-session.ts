@@ -13,6 +13,7 @@ import type { CarriedState } from './session-state';
 import { foldEvicted, runTurn } from './session-turn';
 import { SessionOptions, limitsOverMaxima, limitsWithinMaxima, optionsOverSizeBounds, type SessionOptionsInput } from './session-types';
 import { inBaseline, isPatched, startPatchBaseline } from './patches';
+import { CONTINUE_AFTER_POLL_BUDGET } from './waiting-budget';
 
 export { SESSION_SETS_SEARCH_ATTRIBUTES } from './session-lifecycle';
 
@@ -135,7 +136,9 @@ export async function agentSession(input: AgentSessionInput): Promise<AgentSessi
   let largestTurnEvents = 0;
   const historyTooLong = (): boolean => {
     const info = workflowInfo();
-    return info.continueAsNewSuggested || info.historyLength + Math.ceil(largestTurnEvents * 1.5) + 20 > limits.maxHistoryEvents;
+    if (info.continueAsNewSuggested || info.historyLength + Math.ceil(largestTurnEvents * 1.5) + 20 > limits.maxHistoryEvents) return true;
+    // Readers refused a poll meanwhile read by query; a new run lets them wait on polls again (asked only then).
+    return run.events.pollBudgetSpent && isPatched(CONTINUE_AFTER_POLL_BUDGET);
   };
 
   const idle = new IdleDeadline(limits.idleTimeoutMs);

@@ -8,6 +8,7 @@ import { AgentEvent } from './events';
 import { describeZodError, invalidInput } from './input-guard';
 import { EVENTS_TOPIC } from './messages';
 import { nowIso } from './workflow-clock';
+import { MAX_POLLS_PER_RUN, MAX_WAITING_POLLS, tooManyWaiting } from './waiting-budget';
 
 type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
 export type EventBody = DistributiveOmit<AgentEvent, 'sessionId' | 'at'>;
@@ -42,6 +43,9 @@ export interface EmitterHooks {
 export class EventEmitter {
   readonly stream: WorkflowStream;
   private readonly topic;
+  /** Polls waiting for events now, and polls this run has taken (handlers run on replay, so both replay alike). */
+  private waitingPolls = 0;
+  private pollsTaken = 0;
 
   /**
    * `legacyExternalPublish`: keep the library's publish signal open, as runs
@@ -72,7 +76,15 @@ export class EventEmitter {
     if (legacyExternalPublish) return;
     setHandler(workflowStreamPublishSignal, ignorePublish);
     // The library's own handler, reached through its (TypeScript-private) method.
-    const poll = (input: PollInput): Promise<PollResult> => this.stream['onPoll'](input);
+    const poll = async (input: PollInput): Promise<PollResult> => {
+      this.pollsTaken += 1;
+      this.waitingPolls += 1;
+      try {
+        return await this.stream['onPoll'](input);
+      } finally {
+        this.waitingPolls -= 1;
+      }
+    };
     setHandler(workflowStreamPollUpdate, poll, {
       validator: (raw: unknown) => {
         if (this.stream['draining']) {
@@ -80,8 +92,47 @@ export class EventEmitter {
         }
         const parsed = PollInputSchema.safeParse(raw);
         if (!parsed.success) throw invalidInput(`Invalid stream poll input: ${describeZodError(parsed.error)}`);
+        // Each waiting poll holds one of the server's in-flight updates (waiting-budget.ts).
+        if (this.waitingPolls >= MAX_WAITING_POLLS) {
+          throw tooManyWaiting(
+            `Session ${this.sessionId} already has ${this.waitingPolls} event readers waiting, at most ${MAX_WAITING_POLLS}: the rest of the server's in-flight updates are kept for messages and decisions. Read the events with the readEvents query, or share one reader.`,
+          );
+        }
+        if (this.pollsTaken >= MAX_POLLS_PER_RUN) {
+          throw tooManyWaiting(
+            `Session ${this.sessionId}'s run has answered ${this.pollsTaken} event polls, at most ${MAX_POLLS_PER_RUN} a run (the server caps a run's updates); it continues as new after its running turn. Read the events with the readEvents query until then.`,
+          );
+        }
       },
     });
+  }
+
+  /** The run has answered as many polls as it may (MAX_POLLS_PER_RUN): it should continue as new. */
+  get pollBudgetSpent(): boolean {
+    return this.pollsTaken >= MAX_POLLS_PER_RUN;
+  }
+
+  /**
+   * Events from `fromOffset` on, at most `limit` of them and about
+   * `maxBytes` of JSON (one at least): the `readEvents` query, for readers
+   * that cannot wait on a poll. An offset the run no longer keeps reads from
+   * the earliest it does.
+   */
+  read(fromOffset: number, limit: number, maxBytes: number): { items: Array<{ offset: number; event: AgentEvent }>; nextOffset: number; earliestOffset: number } {
+    const { log: entries, baseOffset: base } = this.logged();
+    const items: Array<{ offset: number; event: AgentEvent }> = [];
+    let bytes = 0;
+    let i = Math.max(fromOffset - base, 0);
+    for (; i < entries.length && items.length < limit; i++) {
+      const entry = entries[i];
+      if (!entry || entry.topic !== EVENTS_TOPIC) continue;
+      const event = defaultPayloadConverter.fromPayload<AgentEvent>(entry.payload);
+      const size = JSON.stringify(event).length;
+      if (items.length > 0 && bytes + size > maxBytes) break;
+      bytes += size;
+      items.push({ offset: base + i, event });
+    }
+    return { items, nextOffset: base + i, earliestOffset: base };
   }
 
   emit(body: EventBody): void {

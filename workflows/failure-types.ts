@@ -32,6 +32,11 @@ export const FailureType = {
   NotAuthorized: 'NotAuthorized',
   /** Too many messages wait for their turns (MAX_QUEUED_MESSAGES, MAX_QUEUED_CHARS): send again once some have run. */
   SessionBusy: 'SessionBusy',
+  /**
+   * A call that would wait on the session (an event poll, a turn wait) was refused: as many wait already as
+   * the session lets wait (workflows/waiting-budget.ts). Read the same by query (`readEvents`, `getTurn`).
+   */
+  TooManyWaiting: 'TooManyWaiting',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AnswerInputInput, GetInputInput, InputRequestedInput, InputState } from './input-request';
+import type { GetTurnInput, ReadEventsInput, ReadEventsResult, TurnState } from './session-queries';
 import type {
   DecideToolCallInput,
   EndSessionInput,
@@ -28,6 +29,10 @@ export const decideToolCallUpdate = defineUpdate<{ accepted: true }, [DecideTool
 export const interruptSignal = defineSignal<[InterruptInput?]>('interrupt');
 export const endSessionSignal = defineSignal<[EndSessionInput?]>('endSession');
 export const getSessionQuery = defineQuery<SessionView>('getSession');
+/** The session's events from an offset, without waiting (see session-queries.ts). */
+export const readEventsQuery = defineQuery<ReadEventsResult, [ReadEventsInput]>('readEvents');
+/** Where a turn is (queued, running, finished with its result), without waiting. */
+export const getTurnQuery = defineQuery<TurnState, [GetTurnInput]>('getTurn');
 /** Waits until the given turn has finished and returns its result. */
 export const waitForTurnUpdate = defineUpdate<TurnResult, [WaitForTurnInput]>('waitForTurn');
 /**

@@ -8,7 +8,9 @@ import {
   decideToolCallUpdate,
   endSessionSignal,
   getSessionQuery,
+  getTurnQuery,
   interruptSignal,
+  readEventsQuery,
   sendMessageUpdate,
   textDeltasSignal,
   toolProgressSignal,
@@ -29,6 +31,8 @@ import {
   type SendMessageResult,
 } from './session-types';
 import { nowIso } from './workflow-clock';
+import { GetTurnInput, READ_EVENTS_MAX_BYTES, ReadEventsInput, type TurnState } from './session-queries';
+import { MAX_WAITING_TURN_WAITS, tooManyWaiting } from './waiting-budget';
 import { inBaseline, isPatched } from './patches';
 
 /**
@@ -92,6 +96,35 @@ export function registerSessionHandlers(run: SessionRun): void {
   const signalAllowed = signalGuard(run);
 
   setHandler(getSessionQuery, () => run.view());
+  setHandler(readEventsQuery, (raw) => {
+    const { fromOffset, limit } = parseUpdateInput(ReadEventsInput, raw, 'readEvents', { strict: true });
+    return { ...run.events.read(fromOffset, limit ?? 1_000, READ_EVENTS_MAX_BYTES), closing: run.closing || run.continuing };
+  });
+  setHandler(getTurnQuery, (raw): TurnState => {
+    const { turnId } = parseUpdateInput(GetTurnInput, raw, 'getTurn', { strict: true });
+    const result = run.findResult(turnId);
+    if (result) return { turnId, state: 'finished', result };
+    if (run.running?.turnId === turnId) return { turnId, state: 'running' };
+    return { turnId, state: run.queue.some((q) => q.turnId === turnId) ? 'queued' : 'unknown' };
+  });
+
+  /** Calls waiting now for a turn to end; each holds one of the server's in-flight updates (waiting-budget.ts). */
+  let waitingForTurns = 0;
+  const waitedTurn = async (turnId: string, acceptedVersion?: number) => {
+    waitingForTurns += 1;
+    try {
+      return await run.turnResult(turnId, acceptedVersion);
+    } finally {
+      waitingForTurns -= 1;
+    }
+  };
+  /** Validators: a call that would wait for a turn past the budget is refused before anything is accepted. */
+  const requireTurnWaitRoom = (what: string): void => {
+    if (waitingForTurns < MAX_WAITING_TURN_WAITS) return;
+    throw tooManyWaiting(
+      `Session ${sessionId} already has ${waitingForTurns} calls waiting for turns to end, at most ${MAX_WAITING_TURN_WAITS}: the rest of the server's in-flight updates are kept for messages and decisions. ${what}`,
+    );
+  };
 
   setHandler(
     sendMessageUpdate,
@@ -130,7 +163,7 @@ export function registerSessionHandlers(run: SessionRun): void {
           if (msg.waitForTurn && !run.knownTurn(seen.turnId) && isPatched(FORGOTTEN_TURN_RESULT)) {
             throw invalidInput(`Message ${msg.clientMessageId} was handled as ${seen.turnId} (version ${seen.version}), whose result this session no longer keeps; read its answer from the session's events.`);
           }
-          return msg.waitForTurn ? { ...seen, turn: await run.turnResult(seen.turnId, seen.version) } : seen;
+          return msg.waitForTurn ? { ...seen, turn: await waitedTurn(seen.turnId, seen.version) } : seen;
         }
         if (msg.expectedVersion !== undefined && msg.expectedVersion !== run.version) throw versionConflict(sessionId, run.version, msg.expectedVersion);
         run.version += 1;
@@ -152,7 +185,7 @@ export function registerSessionHandlers(run: SessionRun): void {
         // Runs from before the patch also wrote the memo here; the turn this message starts writes it when it ends.
         if (!isPatched(MEMO_VERSION_AT_TURN_END)) run.noteVersion();
         if (run.running && options.busyPolicy === 'interrupt') run.interruptRunning('a new message arrived');
-        return msg.waitForTurn ? { ...result, turn: await run.turnResult(result.turnId, result.version) } : result;
+        return msg.waitForTurn ? { ...result, turn: await waitedTurn(result.turnId, result.version) } : result;
       } finally {
         arrived();
       }
@@ -163,6 +196,7 @@ export function registerSessionHandlers(run: SessionRun): void {
         // Before the archive is read the owner may still change: the handler checks then.
         if (run.restored) requireAllowed(msg.principal, 'send');
         else if (!msg.principal) requireAllowed(undefined, 'send');
+        if (msg.waitForTurn) requireTurnWaitRoom('Nothing was accepted: send the message without waitForTurn, and read its result with the getTurn query or its turn_completed event.');
         // A repeat of a message the session took (in this run, or before it was archived) is answered as it was.
         if (msg.clientMessageId && (run.processed.has(msg.clientMessageId) || run.archivedMessageIds.has(msg.clientMessageId))) return;
         // Each accepted message is written to history, and the queue is carried whole: a client that sends
@@ -247,11 +281,13 @@ export function registerSessionHandlers(run: SessionRun): void {
     const input = parseSignalInput(EndSessionInput, raw, 'endSession', ignore, { fromPeople: true });
     if (input && signalAllowed(input.principal, 'end', 'endSession')) run.endRequested = true;
   });
-  setHandler(waitForTurnUpdate, async (raw) => run.turnResult(parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn').turnId), {
+  setHandler(waitForTurnUpdate, async (raw) => waitedTurn(parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn').turnId), {
     validator: (raw) => {
       const { turnId, principal } = parseUpdateInput(WaitForTurnInput, raw, 'waitForTurn', { strict: true });
       requireAllowed(principal, 'wait');
       if (!run.knownTurn(turnId)) throw invalidInput(`Turn ${turnId} is unknown to session ${sessionId}.`);
+      // A finished turn answers at once: only a wait that would hold a slot is counted against the budget.
+      if (!run.findResult(turnId)) requireTurnWaitRoom(`Read turn ${turnId}'s result with the getTurn query, or its turn_completed event.`);
     },
   });
 
