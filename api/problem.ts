@@ -10,6 +10,7 @@ import {
   SessionVersionConflictError,
   TemporalCallTimeoutError,
   TemporalUnreachableError,
+  TooManyWaitingError,
   TruncatedOffsetError,
 } from '../client/errors';
 
@@ -80,6 +81,7 @@ export function problemFor(err: unknown): ProblemError {
   if (err instanceof NotAuthorizedError) return new ProblemError(403, 'NotAuthorized', err.message);
   if (err instanceof SessionClosedError) return new ProblemError(409, 'SessionClosed', err.message);
   if (err instanceof SessionBusyError) return new ProblemError(429, 'SessionBusy', err.message, { retryAfterSeconds: 5 });
+  if (err instanceof TooManyWaitingError) return new ProblemError(429, 'TooManyWaiting', err.message, { retryAfterSeconds: 1 });
   if (err instanceof SessionValidationError) {
     const type = err.failureType ?? 'SessionInputInvalid';
     return new ProblemError(type === 'ConfirmationUnknown' ? 404 : 422, type, err.message);

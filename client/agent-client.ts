@@ -41,7 +41,9 @@ import {
   decideToolCallUpdate,
   endSessionSignal,
   getSessionQuery,
+  getTurnQuery,
   interruptSignal,
+  readEventsQuery,
   sendMessageUpdate,
   waitForTurnUpdate,
   workflowIdFor,
@@ -66,11 +68,14 @@ import {
   SessionNotFoundError,
   SessionValidationError,
   SessionVersionConflictError,
+  TooManyWaitingError,
   TruncatedOffsetError,
 } from './errors';
 import { CallDeadline, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, connectBounded } from './call-deadline';
 import { sessionStreamClient } from './event-stream-subscription';
 import { AcceptedWithoutResult, acceptingRunClient } from './accepting-run';
+import { QUERY_READS, isTooManyWaiting, pause } from './queried-reads';
+import type { ReadEventsResult } from '../workflows/session-queries';
 
 export interface AgentClientOptions {
   client: Client;
@@ -224,6 +229,8 @@ function translate(err: unknown, sessionId: string): never {
         throw new NotAuthorizedError(cause.message);
       case FailureType.SessionBusy:
         throw new SessionBusyError(cause.message);
+      case FailureType.TooManyWaiting:
+        throw new TooManyWaitingError(cause.message);
       case FailureType.SessionInputInvalid:
       case FailureType.ConfirmationUnknown:
       case FailureType.InputUnknown:
@@ -439,10 +446,18 @@ export class AgentClient {
     const sessionId = session.sessionId;
     const principal = this.principal ?? { tenant: session.namespace.tenant, user: session.namespace.user };
     let accepted: SendMessageResult;
+    // One id for both tries below: the second is then the same message, never a second turn.
+    const clientMessageId = message.clientMessageId ?? newMessageId();
     try {
       // The turn may run for minutes: wait as long as the server answers, not against a fixed deadline.
-      accepted = await this.sendWithStart(options, { ...message, waitForTurn: true }, 'watched');
+      accepted = await this.sendWithStart(options, { ...message, clientMessageId, waitForTurn: true }, 'watched');
     } catch (err) {
+      if (err instanceof TooManyWaitingError) {
+        // As many calls wait for turns as the session allows, and this message was not taken: send it without
+        // waiting, then wait for its turn (by query while the session still refuses another wait).
+        const sent = await this.sendWithStart(options, { ...message, clientMessageId, waitForTurn: false }, 'prompt');
+        return { ...sent, turn: await this.waitFor(sessionId, sent.turnId, principal) };
+      }
       const carried = carriedOver(err);
       if (carried?.version === undefined) throw err;
       // The session continued as new before the turn ran: the turn went with it, so wait for it there.
@@ -466,8 +481,39 @@ export class AgentClient {
           this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId, principal }] }),
         );
       } catch (err) {
+        if (isTooManyWaiting(err)) {
+          // As many calls wait for turns as the session allows: ask by query, then try waiting again.
+          const result = await this.turnByQuery(sessionId, turnId);
+          if (result) return result;
+          continue;
+        }
         if (carriedOver(err) === undefined) translate(err, sessionId);
       }
+    }
+  }
+
+  /**
+   * A turn's result by the `getTurn` query, asked again after a pause that
+   * grows to QUERY_READS.maxDelayMs; undefined once QUERY_READS.waitAgainAfterMs
+   * has passed with the turn still to finish. The query takes no principal:
+   * read access is checked first, as getSession's.
+   */
+  private async turnByQuery(sessionId: string, turnId: string): Promise<TurnResult | undefined> {
+    await this.getSession(sessionId);
+    const waitAgainAt = Date.now() + QUERY_READS.waitAgainAfterMs;
+    let delay = QUERY_READS.firstDelayMs;
+    for (;;) {
+      const state = await this.deadline.prompt(`getTurn ${turnId} of session ${sessionId}`, () => this.handle(sessionId).query(getTurnQuery, { turnId }));
+      if (state.state === 'finished' && state.result) return state.result;
+      if (state.state === 'unknown') {
+        throw new SessionValidationError(
+          `Turn ${turnId} is unknown to session ${sessionId}, or its result is no longer kept; read its answer from the session's events.`,
+          FailureType.SessionInputInvalid,
+        );
+      }
+      if (Date.now() >= waitAgainAt) return undefined;
+      await pause(delay);
+      delay = Math.min(delay * 2, QUERY_READS.maxDelayMs);
     }
   }
 
@@ -573,51 +619,19 @@ export class AgentClient {
       yield* this.archivedEvents(sessionId, fromOffset, undefined, options.signal);
       return;
     }
-    // Read access is checked like getSession's (the owner, or an approver or admin of its tenant) before the first poll.
+    // Read access is checked like getSession's (the owner, or an approver or admin of its tenant) before the first read.
     await this.getSession(sessionId);
-    const stream = sessionStreamClient(this.client, workflowIdFor(sessionId));
-    const topic = stream.topic<unknown>(EVENTS_TOPIC);
-    // The default cooldown between polls batches events (~100 ms latency) and keeps each poll, an update in history, from costing one event per delta.
-    const items = topic.subscribe(options.fromOffset ?? 0)[Symbol.asyncIterator]();
-    let abandoned = false;
     let expected = fromOffset;
     let yielded = false;
     let archiveChecked = false;
-    // Cancels the stream's pending poll when the reader gives up on a dead server.
-    const polls = new AbortController();
+    // Stops the pending read (a long poll, a query, a pause between queries) when the caller gives up or the reader ends.
+    const reads = new AbortController();
     // A generator's return() waits for its pending next(), which may be a long poll: `signal` stops the reader at once.
-    const stop = () => polls.abort();
+    const stop = () => reads.abort();
     options.signal?.addEventListener('abort', stop, { once: true });
     if (options.signal?.aborted) return;
     try {
-      for (;;) {
-        // An idle session may stay quiet for long; the reader waits as long as the server answers.
-        let next: IteratorResult<{ offset: number; data: unknown }>;
-        // One controller per poll, linked to `polls` while it runs: the SDK adds an abort listener per
-        // call and never removes it, so a reader that lives for hours must not hand it one long-lived signal.
-        const poll = new AbortController();
-        const cancelPoll = () => poll.abort();
-        polls.signal.addEventListener('abort', cancelPoll, { once: true });
-        try {
-          next = await this.deadline.whileAlive(
-            `reading events of session ${sessionId}`,
-            this.client.withAbortSignal(poll.signal, () => items.next()),
-          );
-        } catch (err) {
-          abandoned = true;
-          polls.abort();
-          // Stopped by the caller's signal: the reader simply ends.
-          if (options.signal?.aborted) return;
-          throw err;
-        } finally {
-          polls.signal.removeEventListener('abort', cancelPoll);
-        }
-        if (next.done) {
-          // The run closed (archived): what it published after this reader's last poll is in the archive.
-          if (!options.signal?.aborted) yield* this.archivedEvents(sessionId, expected, undefined, options.signal, true);
-          return;
-        }
-        const item = next.value;
+      for await (const item of this.rawEvents(sessionId, () => expected, reads.signal)) {
         // Offsets are contiguous; a jump means the events in between are not on this run's stream (the
         // stream library would silently skip ahead): a restored run's earlier events are in the archive,
         // otherwise they are gone. Offset 0 asks for "whatever is kept", so the first item may be later.
@@ -629,6 +643,8 @@ export class AgentClient {
             yielded = true;
           }
         }
+        // Read by query after a poll, an item may come again: what was yielded is not yielded twice.
+        if (item.offset < expected) continue;
         if (item.offset > expected && (expected > 0 || yielded)) throw new TruncatedOffsetError(sessionId, expected, item.offset);
         expected = item.offset + 1;
         yielded = true;
@@ -638,14 +654,114 @@ export class AgentClient {
         }
         yield { offset: item.offset, event: parsed.data };
       }
+      // The run closed (archived): what it published after this reader's last read is in the archive.
+      if (!reads.signal.aborted) yield* this.archivedEvents(sessionId, expected, undefined, options.signal, true);
     } finally {
       options.signal?.removeEventListener('abort', stop);
-      // The stream's poll may still be waiting on the server (a long poll, or a retry): cancel it, so
-      // nothing of this reader outlives it, not even a retry on a connection the caller closes next.
-      polls.abort();
-      // A generator's return waits for its pending next(); after giving up on a dead server, do not wait for it.
+      // A poll may still be waiting on the server (a long poll, or a retry): cancel it, so nothing of this
+      // reader outlives it, not even a retry on a connection the caller closes next.
+      reads.abort();
+    }
+  }
+
+  /**
+   * The session's stream items from `from()` on: by long poll, and by the
+   * `readEvents` query while the session refuses another waiting poll
+   * (workflows/waiting-budget.ts), trying the poll again now and then. Ends
+   * when the session's last run has closed, or at once when `stop` aborts.
+   */
+  private async *rawEvents(sessionId: string, from: () => number, stop: AbortSignal): AsyncGenerator<{ offset: number; data: unknown }> {
+    for (;;) {
+      const polled = yield* this.polledEvents(sessionId, from(), stop);
+      if (polled !== 'crowded') return;
+      const queried = yield* this.queriedEvents(sessionId, from(), stop);
+      if (queried !== 'poll again') return;
+    }
+  }
+
+  private async *polledEvents(sessionId: string, fromOffset: number, stop: AbortSignal): AsyncGenerator<{ offset: number; data: unknown }, 'ended' | 'crowded' | 'stopped'> {
+    const stream = sessionStreamClient(this.client, workflowIdFor(sessionId));
+    // The default cooldown between polls batches events (~100 ms latency) and keeps each poll, an update in history, from costing one event per delta.
+    const items = stream.topic<unknown>(EVENTS_TOPIC).subscribe(fromOffset)[Symbol.asyncIterator]();
+    let abandoned = false;
+    try {
+      for (;;) {
+        if (stop.aborted) return 'stopped';
+        // An idle session may stay quiet for long; the reader waits as long as the server answers.
+        let next: IteratorResult<{ offset: number; data: unknown }>;
+        // One controller per poll, linked to `stop` while it runs: the SDK adds an abort listener per
+        // call and never removes it, so a reader that lives for hours must not hand it one long-lived signal.
+        const poll = new AbortController();
+        const cancelPoll = () => poll.abort();
+        stop.addEventListener('abort', cancelPoll, { once: true });
+        try {
+          next = await this.deadline.whileAlive(
+            `reading events of session ${sessionId}`,
+            this.client.withAbortSignal(poll.signal, () => items.next()),
+          );
+        } catch (err) {
+          abandoned = true;
+          // Stopped by the caller's signal: the reader simply ends.
+          if (stop.aborted) return 'stopped';
+          // As many readers wait as the session allows: read by query (the stream's iterator has ended with the error).
+          if (isTooManyWaiting(err)) return 'crowded';
+          throw err;
+        } finally {
+          stop.removeEventListener('abort', cancelPoll);
+        }
+        if (next.done) return 'ended';
+        yield next.value;
+      }
+    } finally {
       const closing = items.return?.(undefined)?.catch(() => undefined);
+      // A generator's return waits for its pending next(); after giving up on a dead server, do not wait for it.
       if (!abandoned) await closing;
+    }
+  }
+
+  /**
+   * Stream items read by the `readEvents` query, which holds nothing on the
+   * server, asked again after a pause that grows while nothing is new. After
+   * QUERY_READS.waitAgainAfterMs (or when a query fails) the reader polls
+   * again; a run that has closed ends it.
+   */
+  private async *queriedEvents(sessionId: string, fromOffset: number, stop: AbortSignal): AsyncGenerator<{ offset: number; data: unknown }, 'ended' | 'poll again' | 'stopped'> {
+    const handle = this.handle(sessionId);
+    const pollAgainAt = Date.now() + QUERY_READS.waitAgainAfterMs;
+    let offset = fromOffset;
+    let delay = QUERY_READS.firstDelayMs;
+    let quietRounds = 0;
+    for (;;) {
+      if (stop.aborted) return 'stopped';
+      let page: ReadEventsResult;
+      try {
+        page = await this.deadline.prompt(`reading events of session ${sessionId}`, () =>
+          this.client.withAbortSignal(stop, () => handle.query(readEventsQuery, { fromOffset: offset })),
+        );
+      } catch {
+        if (stop.aborted) return 'stopped';
+        // No answer (no worker, say): the poll waits for one as long as the server answers, and says why it gave up.
+        await pause(QUERY_READS.maxDelayMs, stop);
+        return 'poll again';
+      }
+      for (const item of page.items) yield { offset: item.offset, data: item.event };
+      offset = Math.max(offset, page.nextOffset);
+      if (page.items.length > 0) {
+        delay = QUERY_READS.firstDelayMs;
+        quietRounds = 0;
+        continue;
+      }
+      quietRounds += 1;
+      // A closed run still answers queries with what it held: once read, the archive has the rest.
+      if ((page.closing || quietRounds % 10 === 0) && !(await this.isRunning(sessionId))) {
+        // What the run published after the read above went with it: read its last events before the archive.
+        const last = await this.deadline.prompt(`reading events of session ${sessionId}`, () => handle.query(readEventsQuery, { fromOffset: offset })).catch(() => undefined);
+        for (const item of last?.items ?? []) yield { offset: item.offset, data: item.event };
+        return 'ended';
+      }
+      if (Date.now() >= pollAgainAt && !page.closing) return 'poll again';
+      await pause(delay, stop);
+      delay = Math.min(delay * 2, QUERY_READS.maxDelayMs);
     }
   }
 

@@ -36,6 +36,18 @@ export class SessionBusyError extends AgentClientError {
   override readonly name = 'SessionBusyError';
 }
 
+/**
+ * The session refused a call that would wait on it (an event poll, a turn
+ * wait): as many wait already as it lets wait, to keep the server's
+ * in-flight updates free for messages. Nothing was accepted. The client's
+ * own reads fall back to queries on their own; a caller sending a message
+ * with `waitForTurn` sees this and can send it without, then wait for the
+ * turn with `waitForTurn()`.
+ */
+export class TooManyWaitingError extends AgentClientError {
+  override readonly name = 'TooManyWaitingError';
+}
+
 /** The session is closing or archived and takes no messages on this run. */
 export class SessionClosedError extends AgentClientError {
   override readonly name = 'SessionClosedError';

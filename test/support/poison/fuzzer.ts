@@ -179,6 +179,8 @@ const VALID = {
   sendMessage: { text: 'hello', principal: { tenant: 'acme', user: 'ana' } },
   waitForTurn: { turnId: 'turn-1', principal: { tenant: 'acme', user: 'ana' } },
   poll: { topics: ['events'], from_offset: 0 },
+  readEvents: { fromOffset: 0, limit: 10 },
+  getTurn: { turnId: 'turn-1' },
   options: { sessionId: 'will-be-replaced', namespace: { tenant: 'acme', user: 'ana' }, memory: { enabled: false } },
 };
 
@@ -284,6 +286,15 @@ export function generateFuzzCases(options: FuzzOptions): PoisonCase[] {
         () => {
           const name = rng.pick(['getSession', '__temporal_workflow_stream_offset', 'no_such_query']);
           const args = [text(junk(rng))];
+          return { id, kind: 'query', name, args, label: label(`query ${name}`, args) };
+        },
+      ],
+      [
+        4,
+        () => {
+          // The reads that stand in for a refused poll or turn wait: their valid inputs, mutated.
+          const name = rng.pick(['readEvents', 'getTurn'] as const);
+          const args = mutate(rng, VALID[name], huge);
           return { id, kind: 'query', name, args, label: label(`query ${name}`, args) };
         },
       ],
