@@ -9,6 +9,7 @@ import { describeZodError, invalidInput } from './input-guard';
 import { EVENTS_TOPIC } from './messages';
 import { nowIso } from './workflow-clock';
 import { MAX_POLLS_PER_RUN, MAX_WAITING_POLLS, tooManyWaiting } from './waiting-budget';
+import { payloadBytes } from './payload-budget';
 
 type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
 export type EventBody = DistributiveOmit<AgentEvent, 'sessionId' | 'at'>;
@@ -76,14 +77,17 @@ export class EventEmitter {
     if (legacyExternalPublish) return;
     setHandler(workflowStreamPublishSignal, ignorePublish);
     // The library's own handler, reached through its (TypeScript-private) method.
-    const poll = async (input: PollInput): Promise<PollResult> => {
+    // The library's own promise is returned as it was before the counting: an extra await would complete
+    // each poll one microtask later, which could reorder it against other commands in histories from before.
+    const poll = (input: PollInput): Promise<PollResult> => {
       this.pollsTaken += 1;
       this.waitingPolls += 1;
-      try {
-        return await this.stream['onPoll'](input);
-      } finally {
-        this.waitingPolls -= 1;
-      }
+      const answered = this.stream['onPoll'](input);
+      answered.then(
+        () => void (this.waitingPolls -= 1),
+        () => void (this.waitingPolls -= 1),
+      );
+      return answered;
     };
     setHandler(workflowStreamPollUpdate, poll, {
       validator: (raw: unknown) => {
@@ -100,7 +104,7 @@ export class EventEmitter {
         }
         if (this.pollsTaken >= MAX_POLLS_PER_RUN) {
           throw tooManyWaiting(
-            `Session ${this.sessionId}'s run has answered ${this.pollsTaken} event polls, at most ${MAX_POLLS_PER_RUN} a run (the server caps a run's updates); it continues as new after its running turn. Read the events with the readEvents query until then.`,
+            `Session ${this.sessionId}'s run has answered ${this.pollsTaken} event polls, at most ${MAX_POLLS_PER_RUN} a run (the server caps a run's updates); it continues as new after its next turn. Read the events with the readEvents query until then.`,
           );
         }
       },
@@ -127,7 +131,8 @@ export class EventEmitter {
       const entry = entries[i];
       if (!entry || entry.topic !== EVENTS_TOPIC) continue;
       const event = defaultPayloadConverter.fromPayload<AgentEvent>(entry.payload);
-      const size = JSON.stringify(event).length;
+      // UTF-8 bytes, as the answer travels: the server refuses a query answer over 2 MB.
+      const size = payloadBytes(event);
       if (items.length > 0 && bytes + size > maxBytes) break;
       bytes += size;
       items.push({ offset: base + i, event });

@@ -29,6 +29,7 @@ import {
   ToolProgressInput,
   WaitForTurnInput,
   type SendMessageResult,
+  type TurnResult,
 } from './session-types';
 import { nowIso } from './workflow-clock';
 import { GetTurnInput, READ_EVENTS_MAX_BYTES, ReadEventsInput, type TurnState } from './session-queries';
@@ -110,13 +111,15 @@ export function registerSessionHandlers(run: SessionRun): void {
 
   /** Calls waiting now for a turn to end; each holds one of the server's in-flight updates (waiting-budget.ts). */
   let waitingForTurns = 0;
-  const waitedTurn = async (turnId: string, acceptedVersion?: number) => {
+  // The turn's own promise, as the handlers awaited before the counting (an extra await would move their completions).
+  const waitedTurn = (turnId: string, acceptedVersion?: number): Promise<TurnResult> => {
     waitingForTurns += 1;
-    try {
-      return await run.turnResult(turnId, acceptedVersion);
-    } finally {
-      waitingForTurns -= 1;
-    }
+    const result = run.turnResult(turnId, acceptedVersion);
+    result.then(
+      () => void (waitingForTurns -= 1),
+      () => void (waitingForTurns -= 1),
+    );
+    return result;
   };
   /** Validators: a call that would wait for a turn past the budget is refused before anything is accepted. */
   const requireTurnWaitRoom = (what: string): void => {

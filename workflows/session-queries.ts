@@ -24,7 +24,7 @@ export const { ReadEventsInput, GetTurnInput } = schemas;
 export type ReadEventsInput = z.infer<typeof ReadEventsInput>;
 export type GetTurnInput = z.infer<typeof GetTurnInput>;
 
-/** About this much JSON a `readEvents` answer holds (at least one event), as a poll answers about 1 MB. */
+/** About this many UTF-8 bytes of JSON a `readEvents` answer holds (at least one event), as a poll answers about 1 MB; the server refuses a query answer over 2 MB. */
 export const READ_EVENTS_MAX_BYTES = 1_000_000;
 
 export interface ReadEventsResult {
