@@ -72,10 +72,10 @@ import {
   TruncatedOffsetError,
 } from './errors';
 import { CallDeadline, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, connectBounded } from './call-deadline';
-import { sessionStreamClient } from './event-stream-subscription';
+import { cancelsLateCalls, sessionStreamClient } from './event-stream-subscription';
 import { AcceptedWithoutResult, acceptingRunClient } from './accepting-run';
 import { QUERY_READS, isTooManyWaiting, pause } from './queried-reads';
-import type { ReadEventsResult } from '../workflows/session-queries';
+import type { ReadEventsResult, TurnState } from '../workflows/session-queries';
 
 export interface AgentClientOptions {
   client: Client;
@@ -483,7 +483,7 @@ export class AgentClient {
       } catch (err) {
         if (isTooManyWaiting(err)) {
           // As many calls wait for turns as the session allows: ask by query, then try waiting again.
-          const result = await this.turnByQuery(sessionId, turnId);
+          const result = await this.turnByQuery(sessionId, turnId, principal);
           if (result) return result;
           continue;
         }
@@ -498,12 +498,19 @@ export class AgentClient {
    * has passed with the turn still to finish. The query takes no principal:
    * read access is checked first, as getSession's.
    */
-  private async turnByQuery(sessionId: string, turnId: string): Promise<TurnResult | undefined> {
-    await this.getSession(sessionId);
+  private async turnByQuery(sessionId: string, turnId: string, principal: Principal): Promise<TurnResult | undefined> {
+    const handle = this.handle(sessionId);
+    // The session's owner, or an approver or admin of its tenant, as the refused wait would have checked.
+    await this.readable(sessionId, principal);
     const waitAgainAt = Date.now() + QUERY_READS.waitAgainAfterMs;
     let delay = QUERY_READS.firstDelayMs;
     for (;;) {
-      const state = await this.deadline.prompt(`getTurn ${turnId} of session ${sessionId}`, () => this.handle(sessionId).query(getTurnQuery, { turnId }));
+      let state: TurnState;
+      try {
+        state = await this.deadline.prompt(`getTurn ${turnId} of session ${sessionId}`, () => handle.query(getTurnQuery, { turnId }));
+      } catch (err) {
+        translate(err, sessionId);
+      }
       if (state.state === 'finished' && state.result) return state.result;
       if (state.state === 'unknown') {
         throw new SessionValidationError(
@@ -525,7 +532,11 @@ export class AgentClient {
    * raw Temporal access can still query: that access is trusted.
    */
   async getSession(sessionId: string): Promise<SessionView> {
-    const principal = this.requirePrincipal('getSession');
+    return this.readable(sessionId, this.requirePrincipal('getSession'));
+  }
+
+  /** The session's view, once `principal` is found to be its owner, or an approver or admin of its tenant. */
+  private async readable(sessionId: string, principal: Principal): Promise<SessionView> {
     let view: SessionView;
     try {
       view = await this.deadline.prompt(`getSession ${sessionId}`, () => this.handle(sessionId).query(getSessionQuery));
@@ -697,10 +708,12 @@ export class AgentClient {
         try {
           next = await this.deadline.whileAlive(
             `reading events of session ${sessionId}`,
-            this.client.withAbortSignal(poll.signal, () => items.next()),
+            this.client.withAbortSignal(cancelsLateCalls(poll.signal), () => items.next()),
           );
         } catch (err) {
           abandoned = true;
+          // Given up (a dead server, no worker): the poll must not outlive the reader, nor a retry of it.
+          poll.abort();
           // Stopped by the caller's signal: the reader simply ends.
           if (stop.aborted) return 'stopped';
           // As many readers wait as the session allows: read by query (the stream's iterator has ended with the error).
@@ -734,15 +747,21 @@ export class AgentClient {
     for (;;) {
       if (stop.aborted) return 'stopped';
       let page: ReadEventsResult;
+      // One controller per query, linked to `stop` while it runs (the SDK never removes its abort listener).
+      const query = new AbortController();
+      const cancelQuery = () => query.abort();
+      stop.addEventListener('abort', cancelQuery, { once: true });
       try {
         page = await this.deadline.prompt(`reading events of session ${sessionId}`, () =>
-          this.client.withAbortSignal(stop, () => handle.query(readEventsQuery, { fromOffset: offset })),
+          this.client.withAbortSignal(cancelsLateCalls(query.signal), () => handle.query(readEventsQuery, { fromOffset: offset })),
         );
       } catch {
         if (stop.aborted) return 'stopped';
         // No answer (no worker, say): the poll waits for one as long as the server answers, and says why it gave up.
         await pause(QUERY_READS.maxDelayMs, stop);
         return 'poll again';
+      } finally {
+        stop.removeEventListener('abort', cancelQuery);
       }
       for (const item of page.items) yield { offset: item.offset, data: item.event };
       offset = Math.max(offset, page.nextOffset);

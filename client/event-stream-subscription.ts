@@ -33,3 +33,31 @@ export function sessionStreamClient(client: Client, workflowId: string): Workflo
   };
   return stream;
 }
+
+/**
+ * A signal for `client.withAbortSignal` that also cancels calls started
+ * after it fired. The SDK (1.23.0) cancels a call by listening for the
+ * signal's `abort` event, which a signal that already fired never sends
+ * again. The stream library sleeps 100 ms between polls: a reader stopped
+ * during that pause sent one more poll, uncancelled, which waited for the
+ * session's next event (for ever on an idle session), and the reader with it.
+ */
+export function cancelsLateCalls(signal: AbortSignal): AbortSignal {
+  return new Proxy(signal, {
+    get(target, prop) {
+      if (prop === 'addEventListener') {
+        return (...args: Parameters<AbortSignal['addEventListener']>) => {
+          const [type, listener] = args;
+          if (type === 'abort' && target.aborted) {
+            const event = new Event('abort');
+            queueMicrotask(() => (typeof listener === 'function' ? listener.call(target, event) : listener?.handleEvent(event)));
+            return;
+          }
+          target.addEventListener(...args);
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}

@@ -147,6 +147,26 @@ describe('calls that wait on a session', () => {
     expect((await env.agent.getSession(sessionId)).version).toBe(2);
   }, 60_000);
 
+  it('a reader stopped while it pauses between polls ends at once, leaving no poll behind', async () => {
+    const sessionId = uniqueId('stop');
+    env.model.script([{ times: 1, respond: { kind: 'text', text: 'answer' } }], { lane: sessionId });
+    await env.agent.ask(sessionOptions(sessionId), { text: 'first' });
+    const r = reader(sessionId);
+    // Stopped the moment the last event arrives: the stream library is then in its 100 ms pause before the next poll.
+    await eventually(() => sawTurnEnd(r.events, 'turn-1'), 'the reader to see the turn end', 20_000);
+    r.stop();
+    const ended = await Promise.race([r.done.then(() => 'ended'), new Promise((resolve) => setTimeout(() => resolve('still reading after 5 s'), 5_000))]);
+    expect(ended).toBe('ended');
+    // No poll of the reader's waits on in the session: the whole budget is free for others.
+    const handle = env.client.workflow.getHandle(workflowIdFor(sessionId));
+    const { nextOffset } = await handle.query(readEventsQuery, { fromOffset: 0 });
+    const polls = await Promise.all(
+      Array.from({ length: MAX_WAITING_POLLS }, () => refusal(handle.startUpdate(POLL, { args: [{ topics: ['events'], from_offset: nextOffset }], waitForStage: 'ACCEPTED' as never }))),
+    );
+    expect(polls.map((p) => p.message)).toEqual(polls.map(() => 'accepted'));
+    await env.agent.end(sessionId);
+  }, 60_000);
+
   it(`a run that answered ${MAX_POLLS_PER_RUN} polls refuses more, then continues as new after its turn; readers keep every event`, async () => {
     const sessionId = uniqueId('budget');
     env.model.script([{ times: 2, respond: { kind: 'text', text: 'answer' } }], { lane: sessionId });
@@ -162,8 +182,10 @@ describe('calls that wait on a session', () => {
     const refused = await refusal(handle.executeUpdate(POLL, { args: [{ topics: ['events'], from_offset: 0 }] }));
     expect(refused.type).toBe('TooManyWaiting');
     expect(refused.message).toContain(`at most ${MAX_POLLS_PER_RUN} a run`);
+    // Its polls refused, the reader reads by query: it has the first turn before the second is sent.
     const r = reader(sessionId);
     try {
+      await eventually(() => sawTurnEnd(r.events, 'turn-1'), 'the reader to read the first turn by query');
       await env.agent.ask(sessionOptions(sessionId), { text: 'second' });
       const next = await eventually(async () => {
         const d = await handle.describe();
