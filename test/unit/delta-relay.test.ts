@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { DeltaRelay } from '../../activities/model-activities';
+import { DELTA_BATCH_MAX_MS, DeltaRelay, deltaBatchDelayMs } from '../../activities/model-activities';
 
 /** A client whose signals fail, as they do once the session's run has ended (a fault injector). */
 function clientWhoseSignalsFail(sent: unknown[]): Client {
@@ -42,5 +42,28 @@ describe('streamed text on its way to the session', () => {
     } finally {
       process.off('unhandledRejection', record);
     }
+  });
+
+  it('batches grow with the call: short answers keep 50 ms, and 21 minutes of streaming stay under the events a run may take', () => {
+    expect(deltaBatchDelayMs(50, 0)).toBe(50);
+    expect(deltaBatchDelayMs(50, 10)).toBe(50);
+    expect(deltaBatchDelayMs(50, 100)).toBe(500);
+    expect(deltaBatchDelayMs(50, 10_000)).toBe(DELTA_BATCH_MAX_MS);
+    expect(deltaBatchDelayMs(5_000, 0)).toBe(5_000);
+    // Batches sent over a stream of `seconds`, one after another as the schedule allows.
+    const batches = (seconds: number): number => {
+      let at = 0;
+      let sent = 0;
+      while (at < seconds * 1_000) {
+        at += deltaBatchDelayMs(50, sent);
+        sent += 1;
+      }
+      return sent;
+    };
+    expect(batches(1)).toBeGreaterThanOrEqual(15);
+    expect(batches(60)).toBeLessThan(160);
+    // 100,000 characters at 80 a second: each batch is a signal and a workflow task, four history events;
+    // the server suggests continuing as new at 4,096 events and ends a run at 51,200.
+    expect(4 * batches(1_260)).toBeLessThan(4_096);
   });
 });
