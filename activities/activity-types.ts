@@ -45,7 +45,8 @@ export interface CallModelResult {
    */
   unpublishedDeltas?: string[];
   /** Calls whose arguments were over the size limit and were emptied (index into `toolCalls`, original length). */
-  truncatedArguments?: Array<{ index: number; chars: number }>;
+  /** `over` is absent in results recorded before it was added (read as the one call's limit). */
+  truncatedArguments?: Array<{ index: number; chars: number; over?: 'call' | 'response' }>;
   /** Tool calls past the per-response limit, left out of `toolCalls`. */
   droppedToolCalls?: number;
 }

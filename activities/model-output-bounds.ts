@@ -5,6 +5,8 @@ import { MODEL_OUTPUT_LIMITS } from '../workflows/model-output-limits';
 export interface TruncatedArguments {
   index: number;
   chars: number;
+  /** Which limit it was over: one call's, or what is left of the response's (all its calls together). */
+  over: 'call' | 'response';
 }
 
 /**
@@ -21,7 +23,7 @@ export function boundToolCalls(calls: ToolCall[]): { toolCalls: ToolCall[]; trun
     const args = call.function.arguments;
     let kept = args;
     if (args.length > Math.min(limits.maxArgumentChars, budget)) {
-      truncatedArguments.push({ index, chars: args.length });
+      truncatedArguments.push({ index, chars: args.length, over: args.length > limits.maxArgumentChars ? 'call' : 'response' });
       kept = '';
     }
     budget -= kept.length;

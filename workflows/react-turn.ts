@@ -6,7 +6,7 @@ import type { EventEmitter } from './event-emitter';
 import { FailureType, nonRetryableFailureTypes } from './failure-types';
 import type { Actor } from './principal';
 import type { PendingConfirmation, SessionOptions } from './session-types';
-import { planToolCall, type SchemaDialect, type ToolCallPlan } from './tool-call-plan';
+import { planToolCall, type SchemaDialect, type ToolCallPlan, type TruncatedCall } from './tool-call-plan';
 import type { ToolPins } from './tool-pins';
 import { toolErrorContent } from './tool-feedback';
 import { checkCitations, citationCorrection } from './memory-citations';
@@ -307,17 +307,17 @@ function planAsShown(
   ctx: Pick<TurnContext, 'options' | 'toolHashes'>,
   call: ToolCall,
   tools: ReadonlyMap<string, ToolSpec>,
-  truncatedChars: number | undefined,
+  truncated: TruncatedCall | undefined,
   dialect: SchemaDialect,
   check: Parameters<typeof planToolCall>[5],
 ): ToolCallPlan {
   const spec = tools.get(call.function.name);
   const awaiting = spec !== undefined && ctx.options.toolPolicy.reapproveChangedTools && ctx.toolHashes.changed(spec);
-  if (!awaiting || !isPatched(CHANGED_TOOLS_CHECKED_AS_SHOWN)) return planToolCall(call, tools, ctx.options.toolPolicy, truncatedChars, dialect, check);
+  if (!awaiting || !isPatched(CHANGED_TOOLS_CHECKED_AS_SHOWN)) return planToolCall(call, tools, ctx.options.toolPolicy, truncated, dialect, check);
   const pinned = ctx.toolHashes.pinnedText(spec.name);
   // No pinned text: the model was shown nothing of the tool, and any object goes on to the person.
   const shown: ToolSpec = { ...spec, description: pinned?.description ?? spec.description, parameters: pinned?.parameters ?? { type: 'object' } };
-  const plan = planToolCall(call, new Map([[spec.name, shown]]), ctx.options.toolPolicy, truncatedChars, dialect, check);
+  const plan = planToolCall(call, new Map([[spec.name, shown]]), ctx.options.toolPolicy, truncated, dialect, check);
   return plan.kind === 'run' ? { ...plan, spec } : plan;
 }
 
@@ -412,7 +412,7 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
         message: `The model asked for ${reply.toolCalls.length + reply.droppedToolCalls} tool calls in one step; only the first ${reply.toolCalls.length} were taken.`,
       });
     }
-    const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t.chars]));
+    const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t]));
     const dialect = isPatched(TOOL_ARGS_FULL_JSON_SCHEMA) ? 'full' : 'legacy';
     // A schema too costly to check is left to the tool from the patch on; runs from before checked it (asked only then).
     const check = { checkCostly: () => !isPatched(COSTLY_SCHEMAS_UNCHECKED), linearUrl: () => isPatched(URL_FORMAT_LINEAR) };

@@ -1,6 +1,7 @@
 import type { ToolCall } from './chat-message';
 import { FailureType } from './failure-types';
 import { checkJsonBounds } from './json-bounds';
+import { MODEL_OUTPUT_LIMITS } from './model-output-limits';
 import { checkJsonSchema, type CheckOptions } from './json-schema-check';
 import { checkJsonSchemaLegacy } from './json-schema-check-legacy';
 import type { ToolPolicy } from './session-types';
@@ -85,11 +86,26 @@ function typeText(type: unknown): string {
  * session's allow-list, arguments that parse and fit the schema. Rejections
  * carry the text the model will read.
  */
+/** A call whose arguments the model activity emptied, and which limit they were over. */
+export interface TruncatedCall {
+  chars: number;
+  /** Absent in results recorded before it was added: those were read as over one call's limit. */
+  over?: 'call' | 'response';
+}
+
+function truncatedReason({ chars, over }: TruncatedCall): string {
+  if (over === 'response') {
+    return `the arguments are ${chars} characters long, more than was left of the ${MODEL_OUTPUT_LIMITS.maxTotalArgumentChars} characters all calls of one response may take together; make fewer or smaller calls in one step`;
+  }
+  // The text as it was before `over` existed: results recorded then replay to the same conversation.
+  return `the arguments are ${chars} characters long, over the limit for one call`;
+}
+
 export function planToolCall(
   call: ToolCall,
   tools: ReadonlyMap<string, ToolSpec>,
   policy: ToolPolicy,
-  truncatedChars?: number,
+  truncated?: TruncatedCall,
   dialect: SchemaDialect = 'full',
   /** Asked only when needed: `checkCostly` and `linearUrl` of json-schema-check.ts's CheckOptions. */
   check: Pick<CheckOptions, 'checkCostly' | 'linearUrl'> = {},
@@ -107,7 +123,7 @@ export function planToolCall(
   if (!isAllowed(name, policy)) {
     return { kind: 'reject', call, errorType: FailureType.ToolNotAllowed, detail: `The tool "${name}" is not allowed in this session.`, args: call.function.arguments };
   }
-  const tooBig = truncatedChars !== undefined ? `the arguments are ${truncatedChars} characters long, over the limit for one call` : checkJsonBounds(call.function.arguments)?.message;
+  const tooBig = truncated !== undefined ? truncatedReason(truncated) : checkJsonBounds(call.function.arguments)?.message;
   if (tooBig) {
     return {
       kind: 'reject',

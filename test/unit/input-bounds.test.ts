@@ -71,8 +71,18 @@ describe('bounds on one model response', () => {
     const bounded = boundToolCalls(calls);
     expect(bounded.toolCalls).toHaveLength(MODEL_OUTPUT_LIMITS.maxToolCalls);
     expect(bounded.droppedToolCalls).toBe(calls.length - MODEL_OUTPUT_LIMITS.maxToolCalls);
-    expect(bounded.truncatedArguments).toEqual([{ index: 1, chars: MODEL_OUTPUT_LIMITS.maxArgumentChars + 2 }]);
+    expect(bounded.truncatedArguments).toEqual([{ index: 1, chars: MODEL_OUTPUT_LIMITS.maxArgumentChars + 2, over: 'call' }]);
     expect(bounded.toolCalls[1]!.function.arguments).toBe('');
+  });
+
+  it('a call that fits alone but not in what the response has left is reported as over the response', () => {
+    // Each call fits its own limit; together they pass what one response may take.
+    const each = Math.floor(MODEL_OUTPUT_LIMITS.maxArgumentChars * 0.9);
+    const count = Math.ceil(MODEL_OUTPUT_LIMITS.maxTotalArgumentChars / each) + 1;
+    const calls = Array.from({ length: count }, (_, i) => call(`c${i}`, `"${'x'.repeat(each - 2)}"`));
+    const { truncatedArguments } = boundToolCalls(calls);
+    expect(truncatedArguments.length).toBeGreaterThan(0);
+    expect(truncatedArguments.every((t) => t.over === 'response' && t.chars === each)).toBe(true);
   });
 
   it('cuts names and ids no tool could have', () => {

@@ -3,6 +3,7 @@ import { defineTool } from '../../activities/tools/native-tool';
 import { nativeRunnable, buildCatalog } from '../../activities/tools/tool-registry';
 import { callRisk, needsConfirmation, planToolCall } from '../../workflows/tool-call-plan';
 import type { ToolPolicy } from '../../workflows/session-types';
+import { MODEL_OUTPUT_LIMITS } from '../../workflows/model-output-limits';
 
 const write = nativeRunnable(
   defineTool({
@@ -79,7 +80,7 @@ describe('planToolCall', () => {
   ])("explains bad arguments to a tool whose schema has %s (as an MCP server may list) without throwing", (_name, parameters, shape) => {
     const hostile = new Map([['mcp_x', { ...(tools.get('local_note') as NonNullable<ReturnType<typeof tools.get>>), name: 'mcp_x', parameters: { type: 'object', ...parameters } }]]);
     for (const args of ['{"q": ', '[1]', `{"q":"${'x'.repeat(40_000)}"}`]) {
-      const plan = planToolCall(call('mcp_x', args), hostile, policy, args.length > 30_000 ? args.length : undefined);
+      const plan = planToolCall(call('mcp_x', args), hostile, policy, args.length > 30_000 ? { chars: args.length, over: 'call' } : undefined);
       expect(plan).toMatchObject({ kind: 'reject', errorType: 'ToolInputInvalid' });
       expect(plan.kind === 'reject' && plan.detail).toMatch(shape);
     }
@@ -94,5 +95,21 @@ describe('planToolCall', () => {
     expect(() => buildCatalog([{ owner: 'native tools', tools: [write] }, { owner: 'MCP server "notes"', tools: [write] }])).toThrow(
       /"local_note" is defined by both native tools and MCP server "notes"/,
     );
+  });
+});
+
+describe('arguments the model activity emptied', () => {
+  it('are refused naming the limit they were over: one call\'s, or what the response had left', () => {
+    const detail = (truncated: Parameters<typeof planToolCall>[3]) => {
+      const plan = planToolCall(call('local_note', ''), tools, policy, truncated);
+      expect(plan).toMatchObject({ kind: 'reject', errorType: 'ToolInputInvalid' });
+      return plan.kind === 'reject' ? plan.detail : '';
+    };
+    expect(detail({ chars: 90_000, over: 'response' })).toMatch(
+      new RegExp(`90000 characters long, more than was left of the ${MODEL_OUTPUT_LIMITS.maxTotalArgumentChars} characters all calls of one response may take together`),
+    );
+    expect(detail({ chars: 300_000, over: 'call' })).toMatch(/300000 characters long, over the limit for one call\./);
+    // Results recorded before `over` existed read as before.
+    expect(detail({ chars: 5 })).toMatch(/the arguments are 5 characters long, over the limit for one call\./);
   });
 });
