@@ -44,11 +44,15 @@ export interface CallModelResult {
    * then costs no signal, and no extra workflow task.
    */
   unpublishedDeltas?: string[];
-  /** Calls whose arguments were over the size limit and were emptied (index into `toolCalls`, original length). */
-  /** `over` is absent in results recorded before it was added (read as the one call's limit). */
+  /**
+   * Calls whose arguments were over the size limit and were emptied (index into `toolCalls`, original
+   * length); `over` is absent in results recorded before it was added (read as the one call's limit).
+   */
   truncatedArguments?: Array<{ index: number; chars: number; over?: 'call' | 'response' }>;
   /** Tool calls past the per-response limit, left out of `toolCalls`. */
   droppedToolCalls?: number;
+  /** Characters of reasoning the server streamed apart from the answer (`reasoning_content` or `reasoning`); not kept. */
+  reasoningChars?: number;
 }
 
 export interface GetToolCatalogInput {

@@ -131,6 +131,7 @@ interface StreamedStep {
   calls: StreamedToolCalls;
   finishReason: string;
   unpublished: string[];
+  reasoningChars: number;
 }
 
 /** Heartbeats every HEARTBEAT_EVERY_MS from FIRST_HEARTBEAT_AFTER_MS on; `beat` sends one now if that time has come. */
@@ -194,6 +195,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
       async ({ requestOptions, firstToken }) => {
         const relay = new DeltaRelay(deps.deltaBatchMs ?? 50, { turnId: input.turnId, step: input.step, attempt });
         let content = '';
+        let reasoningChars = 0;
         const calls = new StreamedToolCalls();
         let finishReason: string | null = null;
         let usage: ModelUsage | null = null;
@@ -209,6 +211,11 @@ export function createModelActivities(deps: ModelActivityDeps) {
             const delta = choice.delta ?? {};
             // Text as the server sent it only when it is text: a list or an object would reach the events and the window.
             const text = typeof delta.content === 'string' ? delta.content : '';
+            // Reasoning some servers stream beside the answer (DeepSeek's and vLLM's reasoning_content, others'
+            // reasoning): not part of the answer, counted so an answer that is all reasoning can say so.
+            const { reasoning_content: thought, reasoning } = delta as { reasoning_content?: unknown; reasoning?: unknown };
+            if (typeof thought === 'string') reasoningChars += thought.length;
+            else if (typeof reasoning === 'string') reasoningChars += reasoning.length;
             if (text || delta.tool_calls?.length) firstToken();
             if (text && content.length < MODEL_OUTPUT_LIMITS.maxTextChars) {
               // Past the limit the rest of the answer is dropped here, before it reaches history or events.
@@ -235,7 +242,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
             JSON.stringify(params.messages).length + (params.tools ? JSON.stringify(params.tools).length : 0),
             content.length + calls.list((index) => `call_${index}`).reduce((n, c) => n + c.function.name.length + c.function.arguments.length, 0),
           );
-          return { value: { content, calls, finishReason, unpublished } satisfies StreamedStep, usage, finishReason };
+          return { value: { content, calls, finishReason, unpublished, reasoningChars } satisfies StreamedStep, usage, finishReason };
         } catch (err) {
           // Deltas already streamed must reach the workflow before it learns of a cancellation:
           // it keeps them as the partial answer. A failed attempt's deltas go out too, marked by attempt.
@@ -256,6 +263,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
           ...(value.unpublished.length > 0 ? { unpublishedDeltas: value.unpublished } : {}),
           ...(truncatedArguments.length > 0 ? { truncatedArguments } : {}),
           ...(droppedToolCalls > 0 ? { droppedToolCalls } : {}),
+          ...(value.reasoningChars > 0 ? { reasoningChars: value.reasoningChars } : {}),
         };
       },
     );

@@ -17,6 +17,10 @@ export const FailureType = {
   ModelAuthFailed: 'ModelAuthFailed',
   ModelUnavailable: 'ModelUnavailable',
   ModelOutputInvalid: 'ModelOutputInvalid',
+  /** The model's answer stopped at its output limit (`finish_reason` "length"); in an `error` event only. */
+  ModelOutputCut: 'ModelOutputCut',
+  /** The model's provider filtered the answer (`finish_reason` "content_filter"); in an `error` event only. */
+  ModelOutputFiltered: 'ModelOutputFiltered',
   SessionVersionConflict: 'SessionVersionConflict',
   SessionClosed: 'SessionClosed',
   SessionInputInvalid: 'SessionInputInvalid',

@@ -45,6 +45,7 @@ export const CHANGED_TOOLS_CHECKED_AS_SHOWN = 'changed-tools-checked-as-shown';
 
 /** Patch id: a step whose calls end in a cancellation waits for all of them before the turn ends. Asked only then. */
 export const TOOL_CALLS_SETTLED = 'tool-calls-settled';
+
 import { previewValue } from './json-bounds';
 import { MAX_TURN_TEXT_CHARS, MODEL_OUTPUT_LIMITS } from './model-output-limits';
 import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
@@ -54,6 +55,45 @@ import type { ToolProgressGate } from './text-deltas';
 import { uniqueCallIds } from './tool-call-ids';
 import { MODEL_PROMPT_BY_REF, PROMPT_PART_MISSING, type PromptLedger } from './prompt-parts';
 import { inBaseline, isPatched } from './patches';
+
+/**
+ * Patch id: an answer the server cut (`finish_reason` "length"), filtered
+ * ("content_filter"), or one with neither text nor a tool call, is reported
+ * with an `error` event that says so and what to do. The turn went on
+ * without a word: a reasoning model that spent its whole output budget
+ * thinking gave an empty answer, and a filtered one looked finished. Only
+ * an event is added, but a new event can answer a waiting event poll in a
+ * workflow task where the run did not, so it is asked only then.
+ */
+export const MODEL_FINISH_NOTED = 'model-finish-noted';
+
+/** What an answer's end says that the answer itself does not: the `error` event to publish, or undefined. */
+export function finishNote(reply: Pick<CallModelResult, 'content' | 'toolCalls' | 'finishReason' | 'reasoningChars'>): { errorType: string; message: string } | undefined {
+  const reason = reply.finishReason;
+  const empty = !reply.content && reply.toolCalls.length === 0;
+  const thought = reply.reasoningChars ? ` after ${reply.reasoningChars} characters of reasoning` : '';
+  if (reason === 'content_filter') {
+    return {
+      errorType: FailureType.ModelOutputFiltered,
+      message: `The model's provider filtered this answer (finish_reason "content_filter"): it may be cut short${empty ? ', and here it is empty' : ''}. Next step: rephrase the request, or check the provider's content policy.`,
+    };
+  }
+  if (reason === 'length') {
+    return {
+      errorType: FailureType.ModelOutputCut,
+      message: empty
+        ? `The model stopped at its output limit${thought} before any answer (finish_reason "length"). Next step: raise the model's output limit (max tokens), or use a model that reasons less.`
+        : `The model's answer stopped at its output limit (finish_reason "length"): the text may end mid-sentence, and a tool call's arguments may be cut. Next step: raise the model's output limit (max tokens), or ask for a shorter answer.`,
+    };
+  }
+  if (empty) {
+    return {
+      errorType: FailureType.ModelOutputInvalid,
+      message: `The model answered with neither text nor a tool call${thought} (finish_reason "${reason}"). Next step: send the message again, or use another model.`,
+    };
+  }
+  return undefined;
+}
 
 // Every call passes its own options (timeouts, retries, a summary for the Web UI) through executeWithOptions.
 const { callModel, executeTool } = proxyActivities<SessionActivities>({
@@ -361,6 +401,8 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     modelCalls++;
     ctx.onModelCall(attempt);
     ctx.budget?.spend(reply.usage);
+    const note = finishNote(reply);
+    if (note && isPatched(MODEL_FINISH_NOTED)) ctx.events.emit({ type: 'error', turnId, ...note });
     if (reply.content) texts.push(reply.content);
     const assistant: AssistantMessage = { role: 'assistant', content: reply.content };
     const replyCalls = uniqueCallIds(reply.toolCalls);

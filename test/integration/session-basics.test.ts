@@ -232,6 +232,36 @@ describe('messages waiting for their turns', () => {
   }, 30_000);
 });
 
+describe('answers that end short', () => {
+  it('a filtered answer, one cut at the output limit after reasoning only, and an empty one each come with an error event that says so', async () => {
+    const sessionId = uniqueId('s');
+    const base = { id: 'chatcmpl-raw', object: 'chat.completion.chunk', created: 0, model: 'm' };
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+    env.model.script(
+      [
+        { respond: { kind: 'raw_chunks', chunks: [chunk({ role: 'assistant', content: 'Here is how to' }), chunk({}, 'content_filter')] } },
+        { respond: { kind: 'raw_chunks', chunks: [chunk({ role: 'assistant', reasoning_content: 'Let me think. '.repeat(10) }), chunk({}, 'length')] } },
+        { respond: { kind: 'raw_chunks', chunks: [chunk({ role: 'assistant', content: '' }, 'stop')] } },
+      ],
+      { lane: sessionId },
+    );
+    const turns = [];
+    for (const text of ['one', 'two', 'three']) turns.push((await env.agent.ask(sessionOptions(sessionId), { text })).turn);
+    expect(turns.map((t) => [t.outcome, t.text])).toEqual([
+      ['completed', 'Here is how to'],
+      ['completed', ''],
+      ['completed', ''],
+    ]);
+    const events = (await collectEvents(env.agent, sessionId, turnCompleted('turn-3'))).map((e) => e.event);
+    const errors = events.flatMap((e) => (e.type === 'error' ? [[e.turnId, e.errorType, e.message]] : []));
+    expect(errors).toEqual([
+      ['turn-1', 'ModelOutputFiltered', expect.stringMatching(/filtered this answer \(finish_reason "content_filter"\).*Next step: rephrase/)],
+      ['turn-2', 'ModelOutputCut', expect.stringMatching(/stopped at its output limit after 140 characters of reasoning before any answer/)],
+      ['turn-3', 'ModelOutputInvalid', expect.stringMatching(/neither text nor a tool call \(finish_reason "stop"\)/)],
+    ]);
+  });
+});
+
 describe('a model that does not stop', () => {
   it('is read only up to the text a step keeps: the stream is closed there, not read to the end', async () => {
     const sessionId = uniqueId('s');
