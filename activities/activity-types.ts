@@ -53,6 +53,8 @@ export interface CallModelResult {
   droppedToolCalls?: number;
   /** Characters of reasoning the server streamed apart from the answer (`reasoning_content` or `reasoning`); not kept. */
   reasoningChars?: number;
+  /** The activity stopped reading the stream past what a step keeps (`finishReason` is then "length"). */
+  stoppedReading?: boolean;
 }
 
 export interface GetToolCatalogInput {

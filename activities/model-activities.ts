@@ -132,6 +132,7 @@ interface StreamedStep {
   finishReason: string;
   unpublished: string[];
   reasoningChars: number;
+  stoppedReading: boolean;
 }
 
 /** Heartbeats every HEARTBEAT_EVERY_MS from FIRST_HEARTBEAT_AFTER_MS on; `beat` sends one now if that time has come. */
@@ -196,6 +197,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
         const relay = new DeltaRelay(deps.deltaBatchMs ?? 50, { turnId: input.turnId, step: input.step, attempt });
         let content = '';
         let reasoningChars = 0;
+        let stoppedReading = false;
         const calls = new StreamedToolCalls();
         let finishReason: string | null = null;
         let usage: ModelUsage | null = null;
@@ -230,6 +232,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
               // A model stuck in a loop (a server with no output limit of its own) streamed on for the whole
               // activity timeout, six attempts, for text that is dropped here: stop reading, as a length stop.
               finishReason = 'length';
+              stoppedReading = true;
               break;
             }
           }
@@ -242,7 +245,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
             JSON.stringify(params.messages).length + (params.tools ? JSON.stringify(params.tools).length : 0),
             content.length + calls.list((index) => `call_${index}`).reduce((n, c) => n + c.function.name.length + c.function.arguments.length, 0),
           );
-          return { value: { content, calls, finishReason, unpublished, reasoningChars } satisfies StreamedStep, usage, finishReason };
+          return { value: { content, calls, finishReason, unpublished, reasoningChars, stoppedReading } satisfies StreamedStep, usage, finishReason };
         } catch (err) {
           // Deltas already streamed must reach the workflow before it learns of a cancellation:
           // it keeps them as the partial answer. A failed attempt's deltas go out too, marked by attempt.
@@ -264,6 +267,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
           ...(truncatedArguments.length > 0 ? { truncatedArguments } : {}),
           ...(droppedToolCalls > 0 ? { droppedToolCalls } : {}),
           ...(value.reasoningChars > 0 ? { reasoningChars: value.reasoningChars } : {}),
+          ...(value.stoppedReading ? { stoppedReading: true } : {}),
         };
       },
     );

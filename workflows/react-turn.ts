@@ -68,7 +68,7 @@ import { inBaseline, isPatched } from './patches';
 export const MODEL_FINISH_NOTED = 'model-finish-noted';
 
 /** What an answer's end says that the answer itself does not: the `error` event to publish, or undefined. */
-export function finishNote(reply: Pick<CallModelResult, 'content' | 'toolCalls' | 'finishReason' | 'reasoningChars'>): { errorType: string; message: string } | undefined {
+export function finishNote(reply: Pick<CallModelResult, 'content' | 'toolCalls' | 'finishReason' | 'reasoningChars' | 'stoppedReading'>): { errorType: string; message: string } | undefined {
   const reason = reply.finishReason;
   const empty = !reply.content && reply.toolCalls.length === 0;
   const thought = reply.reasoningChars ? ` after ${reply.reasoningChars} characters of reasoning` : '';
@@ -76,6 +76,12 @@ export function finishNote(reply: Pick<CallModelResult, 'content' | 'toolCalls' 
     return {
       errorType: FailureType.ModelOutputFiltered,
       message: `The model's provider filtered this answer (finish_reason "content_filter"): it may be cut short${empty ? ', and here it is empty' : ''}. Next step: rephrase the request, or check the provider's content policy.`,
+    };
+  }
+  if (reply.stoppedReading) {
+    return {
+      errorType: FailureType.ModelOutputCut,
+      message: `The session stopped reading the model's answer past what one step keeps (${MODEL_OUTPUT_LIMITS.maxTextChars} characters of text, or far more tool calls or arguments than a step takes). Next step: ask for a shorter answer, or fewer tool calls at once.`,
     };
   }
   if (reason === 'length') {

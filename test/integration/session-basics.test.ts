@@ -273,5 +273,8 @@ describe('a model that does not stop', () => {
     expect(turn.text.length).toBe(100_000);
     // Before, the whole stream was read, for text that was dropped: 10 s here, up to the activity's timeout six times over.
     expect(Date.now() - started).toBeLessThan(5_000);
+    // Said so, as the session's own limit, not the model's.
+    const events = (await collectEvents(env.agent, sessionId, turnCompleted(turn.turnId))).map((e) => e.event);
+    expect(events.flatMap((e) => (e.type === 'error' ? [e.errorType, e.message] : []))).toEqual(['ModelOutputCut', expect.stringMatching(/The session stopped reading the model's answer past what one step keeps \(100000 characters of text/)]);
   }, 30_000);
 });
