@@ -87,10 +87,13 @@ export class DeltaRelay {
     const workflowId = ctx.info.workflowExecution?.workflowId;
     if (!workflowId) throw new Error('callModel runs only inside a session workflow');
     const handle = ctx.client.workflow.getHandle(workflowId);
-    while (this.batch.length > 0) {
-      const deltas = this.batch.splice(0, TEXT_DELTAS_PER_SIGNAL);
+    // What the batch holds now; deltas that arrive while it is signalled wait for the next batch's timer.
+    // Sending them in the same loop sent one signal per round trip whatever the schedule, for as long as
+    // the model streamed faster than a signal took (a worker far from its server).
+    const deltas = this.batch.splice(0);
+    for (let i = 0; i < deltas.length; i += TEXT_DELTAS_PER_SIGNAL) {
       this.seq += 1;
-      await handle.signal(textDeltasSignal, { ...this.target, seq: this.seq, deltas: deltas.map((delta) => ({ delta })) });
+      await handle.signal(textDeltasSignal, { ...this.target, seq: this.seq, deltas: deltas.slice(i, i + TEXT_DELTAS_PER_SIGNAL).map((delta) => ({ delta })) });
     }
   }
 

@@ -14,7 +14,38 @@ function clientWhoseSignalsFail(sent: unknown[]): Client {
   return client as unknown as Client;
 }
 
+/** A client whose signals take `ms` each, as from a worker far from its server. */
+function slowClient(sent: Array<{ seq: number; deltas: Array<{ delta: string }> }>, ms: number): Client {
+  const handle = {
+    signal: async (_def: unknown, arg: { seq: number; deltas: Array<{ delta: string }> }) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      sent.push(arg);
+    },
+  };
+  return { workflow: { getHandle: () => handle }, withAbortSignal: <R>(_signal: AbortSignal, fn: () => R): R => fn() } as unknown as Client;
+}
+
 describe('streamed text on its way to the session', () => {
+  it('signals slower than the model keep to the growing schedule: deltas that arrive during one wait for the next batch', async () => {
+    const sent: Array<{ seq: number; deltas: Array<{ delta: string }> }> = [];
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'session-x', runId: 'r' } }, { client: slowClient(sent, 40) });
+    const open = await env.run(async () => {
+      const relay = new DeltaRelay(50, { turnId: 'turn-1', step: 1, attempt: 1 });
+      // A delta every 5 ms for 3 s.
+      for (let i = 0; i < 600; i++) {
+        relay.add(`${i} `);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      return relay.finish();
+    });
+    // One signal per 40 ms round trip came to 75 or more; the schedule allows about 35 in 3 s.
+    expect(sent.length).toBeLessThan(50);
+    const all = [...sent.flatMap((s) => s.deltas.map((d) => d.delta)), ...open];
+    expect(all).toEqual(Array.from({ length: 600 }, (_, i) => `${i} `));
+    expect(sent.map((s) => s.seq)).toEqual(sent.map((_, i) => i + 1));
+  }, 20_000);
+
+
   it('a batch whose signal fails is lost, logged once, and nothing is left rejected for the process to die of', async () => {
     const sent: unknown[] = [];
     const warnings: string[] = [];
