@@ -29,7 +29,7 @@ describe('streamed text on its way to the session', () => {
   it('signals slower than the model keep to the growing schedule: deltas that arrive during one wait for the next batch', async () => {
     const sent: Array<{ seq: number; deltas: Array<{ delta: string }> }> = [];
     const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'session-x', runId: 'r' } }, { client: slowClient(sent, 40) });
-    const open = await env.run(async () => {
+    const open: string[] = await env.run(async () => {
       const relay = new DeltaRelay(50, { turnId: 'turn-1', step: 1, attempt: 1 });
       // A delta every 5 ms for 3 s.
       for (let i = 0; i < 600; i++) {
