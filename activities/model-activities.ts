@@ -118,12 +118,14 @@ export class DeltaRelay {
 }
 
 /**
- * Past what a step keeps: the text at its limit, or tool calls well past
- * theirs (four times the arguments all calls may keep, or twice the calls).
- * The margin lets the bounds report how far over a call went.
+ * Past what a step keeps: the text at its limit, tool calls well past
+ * theirs (four times the arguments all calls may keep, or twice the calls),
+ * or reasoning past four times the text's limit. The margin lets the bounds
+ * report how far over a call went.
  */
-export function pastWhatIsKept(content: string, calls: StreamedToolCalls): boolean {
-  if (content.length >= MODEL_OUTPUT_LIMITS.maxTextChars) return true;
+export function pastWhatIsKept(content: string, calls: StreamedToolCalls, reasoningChars = 0): boolean {
+  // Reasoning is not kept at all; a reasoning model in a loop streamed it for the whole activity timeout, every attempt.
+  if (content.length >= MODEL_OUTPUT_LIMITS.maxTextChars || reasoningChars > 4 * MODEL_OUTPUT_LIMITS.maxTextChars) return true;
   const { calls: count, argumentChars } = calls.size;
   return count > 2 * MODEL_OUTPUT_LIMITS.maxToolCalls || argumentChars > 4 * MODEL_OUTPUT_LIMITS.maxTotalArgumentChars;
 }
@@ -231,7 +233,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
             calls.add(delta.tool_calls);
             const reason: unknown = choice.finish_reason;
             if (typeof reason === 'string' && reason !== '') finishReason = reason;
-            if (pastWhatIsKept(content, calls)) {
+            if (pastWhatIsKept(content, calls, reasoningChars)) {
               // A model stuck in a loop (a server with no output limit of its own) streamed on for the whole
               // activity timeout, six attempts, for text that is dropped here: stop reading, as a length stop.
               finishReason = 'length';

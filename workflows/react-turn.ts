@@ -67,10 +67,25 @@ import { inBaseline, isPatched } from './patches';
  */
 export const MODEL_FINISH_NOTED = 'model-finish-noted';
 
+/**
+ * Patch id: arguments emptied because the response's calls together were
+ * over their budget are refused naming that budget, not one call's limit.
+ * The text feeds the conversation's size, which decides when turns fold:
+ * a worker from before, given a newer activity's result in a rolling
+ * deploy, wrote the old text. Asked only for such a call.
+ */
+export const TRUNCATED_RESPONSE_NAMED = 'truncated-response-named';
+
 /** What an answer's end says that the answer itself does not: the `error` event to publish, or undefined. */
-export function finishNote(reply: Pick<CallModelResult, 'content' | 'toolCalls' | 'finishReason' | 'reasoningChars' | 'stoppedReading'>): { errorType: string; message: string } | undefined {
+export function finishNote(
+  reply: Pick<CallModelResult, 'content' | 'toolCalls' | 'finishReason' | 'reasoningChars' | 'stoppedReading'>,
+  /** Whether the turn's earlier steps gave text: an empty last step after them leaves the turn its answer. */
+  turnHasText = false,
+): { errorType: string; message: string } | undefined {
   const reason = reply.finishReason;
-  const empty = !reply.content && reply.toolCalls.length === 0;
+  const text = Boolean(reply.content?.trim());
+  const calls = reply.toolCalls.length > 0;
+  const empty = !text && !calls;
   const thought = reply.reasoningChars ? ` after ${reply.reasoningChars} characters of reasoning` : '';
   if (reason === 'content_filter') {
     return {
@@ -81,7 +96,7 @@ export function finishNote(reply: Pick<CallModelResult, 'content' | 'toolCalls' 
   if (reply.stoppedReading) {
     return {
       errorType: FailureType.ModelOutputCut,
-      message: `The session stopped reading the model's answer past what one step keeps (${MODEL_OUTPUT_LIMITS.maxTextChars} characters of text, or far more tool calls or arguments than a step takes). Next step: ask for a shorter answer, or fewer tool calls at once.`,
+      message: `The session stopped reading the model's answer past what one step keeps (${MODEL_OUTPUT_LIMITS.maxTextChars} characters of text, ${4 * MODEL_OUTPUT_LIMITS.maxTextChars} of reasoning, or far more tool calls or arguments than a step takes)${thought}. Next step: ask for a shorter answer, or fewer tool calls at once.`,
     };
   }
   if (reason === 'length') {
@@ -89,10 +104,10 @@ export function finishNote(reply: Pick<CallModelResult, 'content' | 'toolCalls' 
       errorType: FailureType.ModelOutputCut,
       message: empty
         ? `The model stopped at its output limit${thought} before any answer (finish_reason "length"). Next step: raise the model's output limit (max tokens), or use a model that reasons less.`
-        : `The model's answer stopped at its output limit (finish_reason "length"): the text may end mid-sentence, and a tool call's arguments may be cut. Next step: raise the model's output limit (max tokens), or ask for a shorter answer.`,
+        : `The model's answer stopped at its output limit (finish_reason "length"): ${[text ? 'the text may end mid-sentence' : '', calls ? "a tool call's arguments may be cut" : ''].filter(Boolean).join(', and ')}. Next step: raise the model's output limit (max tokens), or ask for a shorter answer.`,
     };
   }
-  if (empty) {
+  if (empty && !turnHasText) {
     return {
       errorType: FailureType.ModelOutputInvalid,
       message: `The model answered with neither text nor a tool call${thought} (finish_reason "${reason}"). Next step: send the message again, or use another model.`,
@@ -407,7 +422,7 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     modelCalls++;
     ctx.onModelCall(attempt);
     ctx.budget?.spend(reply.usage);
-    const note = finishNote(reply);
+    const note = finishNote(reply, texts.some((t) => t.trim() !== ''));
     if (note && isPatched(MODEL_FINISH_NOTED)) ctx.events.emit({ type: 'error', turnId, ...note });
     if (reply.content) texts.push(reply.content);
     const assistant: AssistantMessage = { role: 'assistant', content: reply.content };
@@ -460,7 +475,8 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
         message: `The model asked for ${reply.toolCalls.length + reply.droppedToolCalls} tool calls in one step; only the first ${reply.toolCalls.length} were taken.`,
       });
     }
-    const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t]));
+    // The response's budget is named from the patch on; a run from before read every case as one call's limit.
+    const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t.over === 'response' && !isPatched(TRUNCATED_RESPONSE_NAMED) ? { chars: t.chars } : t]));
     const dialect = isPatched(TOOL_ARGS_FULL_JSON_SCHEMA) ? 'full' : 'legacy';
     // A schema too costly to check is left to the tool from the patch on; runs from before checked it (asked only then).
     const check = { checkCostly: () => !isPatched(COSTLY_SCHEMAS_UNCHECKED), linearUrl: () => isPatched(URL_FORMAT_LINEAR) };

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { DELTA_BATCH_MAX_MS, DeltaRelay, deltaBatchDelayMs } from '../../activities/model-activities';
+import { DELTA_BATCH_MAX_MS, DeltaRelay, deltaBatchDelayMs, pastWhatIsKept } from '../../activities/model-activities';
+import { StreamedToolCalls } from '../../activities/streamed-tool-calls';
 
 /** A client whose signals fail, as they do once the session's run has ended (a fault injector). */
 function clientWhoseSignalsFail(sent: unknown[]): Client {
@@ -96,5 +97,13 @@ describe('streamed text on its way to the session', () => {
     // 100,000 characters at 80 a second: each batch is a signal and a workflow task, four history events;
     // the server suggests continuing as new at 4,096 events and ends a run at 51,200.
     expect(4 * batches(1_260)).toBeLessThan(4_096);
+  });
+
+  it('a step is read up to its text limit, or to four times that much reasoning (a reasoning model in a loop)', () => {
+    const none = new StreamedToolCalls();
+    expect(pastWhatIsKept('x'.repeat(99_999), none)).toBe(false);
+    expect(pastWhatIsKept('x'.repeat(100_000), none)).toBe(true);
+    expect(pastWhatIsKept('', none, 400_000)).toBe(false);
+    expect(pastWhatIsKept('', none, 400_001)).toBe(true);
   });
 });
