@@ -7,11 +7,13 @@ import {
   WorkflowUpdateStage,
   isGrpcServiceError,
   type WorkflowClient,
+  type WorkflowResultType,
+  type WorkflowStartOptions,
   type WorkflowUpdateHandle,
   type ClientInterceptors,
   type TLSConfig,
 } from '@temporalio/client';
-import { ApplicationFailure, TypedSearchAttributes, type DataConverter } from '@temporalio/common';
+import { ApplicationFailure, TypedSearchAttributes, type DataConverter, type Workflow } from '@temporalio/common';
 import { z } from 'zod';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { agentSession } from '../workflows/agent-session';
@@ -76,6 +78,9 @@ import { cancelsLateCalls, sessionStreamClient } from './event-stream-subscripti
 import { AcceptedWithoutResult, acceptingRunClient } from './accepting-run';
 import { QUERY_READS, isTooManyWaiting, pause } from './queried-reads';
 import type { ReadEventsResult, TurnState } from '../workflows/session-queries';
+
+/** How long a helper workflow may run (see `runHelper`); its work takes seconds. */
+export const HELPER_WORKFLOW_TIMEOUT = '5 minutes';
 
 export interface AgentClientOptions {
   client: Client;
@@ -808,14 +813,16 @@ export class AgentClient {
       if (signal?.aborted) return;
       let page: Awaited<ReturnType<typeof readSessionArchive>>;
       try {
-        page = await this.deadline.watched(`reading the archived events of session ${sessionId}`, () =>
-          this.client.workflow.execute<typeof readSessionArchive>('readSessionArchive', {
-            taskQueue: this.taskQueue,
-            workflowId: `session-archive-read-${sessionId}-${randomUUID()}`,
-            args: [{ sessionId, fromOffset: next, limit: 1_000, principal }],
-          }),
+        page = await this.runHelper<typeof readSessionArchive>(
+          'readSessionArchive',
+          `session-archive-read-${sessionId}-${randomUUID()}`,
+          [{ sessionId, fromOffset: next, limit: 1_000, principal }],
+          `reading the archived events of session ${sessionId}`,
+          signal,
         );
       } catch (err) {
+        // Stopped by the caller's signal: the reader simply ends.
+        if (signal?.aborted) return;
         const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
         if (cause instanceof ApplicationFailure && cause.type === FailureType.NotAuthorized) throw new NotAuthorizedError(cause.message);
         throw err;
@@ -850,13 +857,7 @@ export class AgentClient {
   async getUsage(query: Omit<ReadUsageInput, 'principal'>): Promise<UsageSummary> {
     const principal = this.requirePrincipal('getUsage');
     try {
-      return await this.deadline.watched(`usage of ${query.tenant}${query.user ? `/${query.user}` : ''}`, () =>
-        this.client.workflow.execute<typeof readUsage>('readUsage', {
-          taskQueue: this.taskQueue,
-          workflowId: `usage-read-${query.tenant}-${randomUUID()}`,
-          args: [{ ...query, principal }],
-        }),
-      );
+      return await this.runHelper<typeof readUsage>('readUsage', `usage-read-${query.tenant}-${randomUUID()}`, [{ ...query, principal }], `usage of ${query.tenant}${query.user ? `/${query.user}` : ''}`);
     } catch (err) {
       const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
       if (cause instanceof ApplicationFailure && cause.type === FailureType.NotAuthorized) throw new NotAuthorizedError(cause.message);
@@ -869,12 +870,11 @@ export class AgentClient {
   async listMemories(input: ListMemoriesInput): Promise<ListMemoriesResult> {
     const namespace = parseOr(UserNamespace, input.namespace, 'namespace');
     const principal = this.memoryPrincipal(namespace, 'listMemories');
-    return this.deadline.watched(`listMemories of ${namespace.tenant}/${namespace.user}`, () =>
-      this.client.workflow.execute<typeof listUserMemories>('listUserMemories', {
-        taskQueue: this.taskQueue,
-        workflowId: `memories-list-${namespace.tenant}-${namespace.user}-${randomUUID()}`,
-        args: [{ ...input, namespace, principal }],
-      }),
+    return this.runHelper<typeof listUserMemories>(
+      'listUserMemories',
+      `memories-list-${namespace.tenant}-${namespace.user}-${randomUUID()}`,
+      [{ ...input, namespace, principal }],
+      `listMemories of ${namespace.tenant}/${namespace.user}`,
     );
   }
 
@@ -883,13 +883,7 @@ export class AgentClient {
     const namespace = parseOr(UserNamespace, input.namespace, 'namespace');
     const principal = this.memoryPrincipal(namespace, 'deleteMemory');
     checkMemoryId(input.memoryId);
-    return this.deadline.watched(`deleteMemory ${input.memoryId}`, () =>
-      this.client.workflow.execute<typeof deleteUserMemory>('deleteUserMemory', {
-        taskQueue: this.taskQueue,
-        workflowId: `memories-delete-${input.memoryId}-${randomUUID()}`,
-        args: [{ ...input, namespace, principal }],
-      }),
-    );
+    return this.runHelper<typeof deleteUserMemory>('deleteUserMemory', `memories-delete-${input.memoryId}-${randomUUID()}`, [{ ...input, namespace, principal }], `deleteMemory ${input.memoryId}`);
   }
 
   /** One memory's audit trail, oldest first: each change with its reason, who made it and when (a deletion names who deleted it). */
@@ -897,12 +891,11 @@ export class AgentClient {
     const namespace = parseOr(UserNamespace, input.namespace, 'namespace');
     const principal = this.memoryPrincipal(namespace, 'memoryAudit');
     checkMemoryId(input.memoryId);
-    return this.deadline.watched(`memoryAudit ${input.memoryId}`, () =>
-      this.client.workflow.execute<typeof readUserMemoryAudit>('readUserMemoryAudit', {
-        taskQueue: this.taskQueue,
-        workflowId: `memories-audit-${input.memoryId}-${randomUUID()}`,
-        args: [{ memoryId: input.memoryId, namespace, principal }],
-      }),
+    return this.runHelper<typeof readUserMemoryAudit>(
+      'readUserMemoryAudit',
+      `memories-audit-${input.memoryId}-${randomUUID()}`,
+      [{ memoryId: input.memoryId, namespace, principal }],
+      `memoryAudit ${input.memoryId}`,
     );
   }
 
@@ -922,9 +915,7 @@ export class AgentClient {
 
   /** The prompts the workers' MCP servers offer (servers that could not be asked are listed with why). */
   async listPrompts(): Promise<ListPromptsResult> {
-    return this.deadline.watched('listPrompts', () =>
-      this.client.workflow.execute<typeof listPrompts>('listPrompts', { taskQueue: this.taskQueue, workflowId: `prompts-list-${randomUUID()}`, args: [] }),
-    );
+    return this.runHelper<typeof listPrompts>('listPrompts', `prompts-list-${randomUUID()}`, [], 'listPrompts');
   }
 
   /**
@@ -933,8 +924,24 @@ export class AgentClient {
    */
   async expandPrompt(server: string, name: string, args: Record<string, string> = {}): Promise<ExpandPromptResult> {
     const input = parseOr(ExpandPromptArgs, { server, name, arguments: args }, 'prompt');
-    return this.deadline.watched(`expandPrompt ${server}/${name}`, () =>
-      this.client.workflow.execute<typeof expandPrompt>('expandPrompt', { taskQueue: this.taskQueue, workflowId: `prompts-expand-${randomUUID()}`, args: [input] }),
+    return this.runHelper<typeof expandPrompt>('expandPrompt', `prompts-expand-${randomUUID()}`, [input], `expandPrompt ${server}/${name}`);
+  }
+
+  /**
+   * Runs one of the helper workflows (an archive page, a usage or memory
+   * read, a prompt) and returns its result. Each may run for at most
+   * HELPER_WORKFLOW_TIMEOUT: one started while no worker polls would wait on
+   * the server for ever, long after its caller gave up.
+   */
+  private runHelper<W extends Workflow>(type: string, workflowId: string, args: Parameters<W>, operation: string, signal?: AbortSignal): Promise<WorkflowResultType<W>> {
+    return this.deadline.watched(
+      operation,
+      () => {
+        // The options' conditional type on `args` cannot be resolved for a generic workflow; the call sites are typed.
+        const options = { taskQueue: this.taskQueue, workflowId, args, workflowExecutionTimeout: HELPER_WORKFLOW_TIMEOUT } as unknown as WorkflowStartOptions<W>;
+        return this.client.workflow.execute<W>(type, options);
+      },
+      signal,
     );
   }
 

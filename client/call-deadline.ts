@@ -118,16 +118,23 @@ export class CallDeadline {
     }
   }
 
-  /** A call that may wait long: no absolute deadline, but it gives up once the server stops answering. */
-  async watched<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * A call that may wait long: no absolute deadline, but it gives up once the server stops answering,
+   * or once `signal` (the caller's) aborts.
+   */
+  async watched<T>(operation: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const controller = new AbortController();
     const started = Date.now();
+    const stop = (): void => controller.abort();
+    signal?.addEventListener('abort', stop, { once: true });
+    if (signal?.aborted) controller.abort();
     const work = this.client.withAbortSignal(controller.signal, fn);
     try {
       return await this.whileAlive(operation, work, started, controller);
     } catch (err) {
       throw await this.explain(operation, err, started);
     } finally {
+      signal?.removeEventListener('abort', stop);
       controller.abort();
     }
   }
