@@ -18,6 +18,8 @@ import { workflowIdFor } from '../../workflows/messages';
 
 /** Sessions whose archive fails this many attempts before the next one is let through. */
 const archiveFailures = new Map<string, number>();
+/** Sessions whose archive read fails this many attempts before the next one is let through. */
+const archiveReadFailures = new Map<string, number>();
 /** Sessions whose search attribute read always fails. */
 const attributesRefused = new Set<string>();
 const attempts: Array<{ sessionId: string; type: string; attempt: number }> = [];
@@ -28,6 +30,9 @@ class Faults implements ActivityInboundCallsInterceptor {
     const sessionId = workflowExecution?.workflowId.replace(/^session-/, '') ?? '';
     attempts.push({ sessionId, type: activityType, attempt });
     if (activityType === 'saveArchive' && attempt <= (archiveFailures.get(sessionId) ?? 0)) {
+      throw ApplicationFailure.retryable('connection to 127.0.0.1:27017 closed', 'MongoNetworkError');
+    }
+    if (activityType === 'loadArchive' && attempt <= (archiveReadFailures.get(sessionId) ?? 0)) {
       throw ApplicationFailure.retryable('connection to 127.0.0.1:27017 closed', 'MongoNetworkError');
     }
     if (activityType === 'describeSearchAttributes' && attributesRefused.has(sessionId)) {
@@ -70,6 +75,29 @@ it('an archive that fails its first attempts is tried until it lands: the run en
   const next = await env.agent.ask(options, { text: 'two' });
   expect(next).toMatchObject({ turnId: 'turn-2', version: 2, turn: { outcome: 'completed', text: 'Two.' } });
 }, 30_000);
+
+it('an archive read that fails its first attempts is tried until it lands: the message that restores the session waits, and is answered', async () => {
+  const sessionId = uniqueId('s');
+  env.model.script(
+    [
+      { respond: { kind: 'text', text: 'One.' } },
+      { respond: { kind: 'text', text: 'Two.' } },
+    ],
+    { lane: sessionId },
+  );
+  const options = sessionOptions(sessionId);
+  await env.agent.ask(options, { text: 'one' });
+  const { runId } = await env.agent.client.workflow.getHandle(workflowIdFor(sessionId)).describe();
+  await env.agent.end(sessionId, 'test closes it');
+  await env.agent.client.workflow.getHandle(workflowIdFor(sessionId), runId).result();
+  // As many failures as the three attempts the read had before, after which the run failed with the message in it.
+  archiveReadFailures.set(sessionId, 3);
+  const next = await env.agent.ask(options, { text: 'two' });
+  expect(next).toMatchObject({ turnId: 'turn-2', version: 2, turn: { outcome: 'completed', text: 'Two.' } });
+  const reads = attempts.filter((a) => a.sessionId === sessionId && a.type === 'loadArchive').map((a) => a.attempt);
+  expect(reads.slice(-4)).toEqual([1, 2, 3, 4]);
+  expect((await env.agent.getSession(sessionId)).window.map((t) => t.turnId)).toEqual(['turn-1', 'turn-2']);
+}, 60_000);
 
 it('a session another client started without search attributes runs when the namespace refuses to say which are registered', async () => {
   const sessionId = uniqueId('s');
