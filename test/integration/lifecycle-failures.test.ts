@@ -50,7 +50,8 @@ afterAll(async () => {
   await env?.close();
 });
 
-it('an archive that fails its first attempts is tried until it lands: the run ends archived, and the next message restores it', async () => {
+/** A session that has answered 'One.' to its first message; 'Two.' is scripted for its next. */
+async function sessionAfterOneTurn(): Promise<{ sessionId: string; options: ReturnType<typeof sessionOptions> }> {
   const sessionId = uniqueId('s');
   env.model.script(
     [
@@ -61,6 +62,11 @@ it('an archive that fails its first attempts is tried until it lands: the run en
   );
   const options = sessionOptions(sessionId);
   await env.agent.ask(options, { text: 'one' });
+  return { sessionId, options };
+}
+
+it('an archive that fails its first attempts is tried until it lands: the run ends archived, and the next message restores it', async () => {
+  const { sessionId, options } = await sessionAfterOneTurn();
   // As many failures as the three attempts the archive had before, after which the run failed.
   archiveFailures.set(sessionId, 3);
   const handle = env.agent.client.workflow.getHandle(workflowIdFor(sessionId));
@@ -77,16 +83,7 @@ it('an archive that fails its first attempts is tried until it lands: the run en
 }, 30_000);
 
 it('an archive read that fails its first attempts is tried until it lands: the message that restores the session waits, and is answered', async () => {
-  const sessionId = uniqueId('s');
-  env.model.script(
-    [
-      { respond: { kind: 'text', text: 'One.' } },
-      { respond: { kind: 'text', text: 'Two.' } },
-    ],
-    { lane: sessionId },
-  );
-  const options = sessionOptions(sessionId);
-  await env.agent.ask(options, { text: 'one' });
+  const { sessionId, options } = await sessionAfterOneTurn();
   const { runId } = await env.agent.client.workflow.getHandle(workflowIdFor(sessionId)).describe();
   await env.agent.end(sessionId, 'test closes it');
   await env.agent.client.workflow.getHandle(workflowIdFor(sessionId), runId).result();
@@ -115,16 +112,7 @@ it('a session another client started without search attributes runs when the nam
 });
 
 it('a session whose archive expired starts empty but keeps its numbering and owner, and archives again', async () => {
-  const sessionId = uniqueId('s');
-  env.model.script(
-    [
-      { respond: { kind: 'text', text: 'One.' } },
-      { respond: { kind: 'text', text: 'Two.' } },
-    ],
-    { lane: sessionId },
-  );
-  const options = sessionOptions(sessionId);
-  await env.agent.ask(options, { text: 'one' });
+  const { sessionId, options } = await sessionAfterOneTurn();
   const handle = env.agent.client.workflow.getHandle(workflowIdFor(sessionId));
   const first = await handle.describe();
   await env.agent.end(sessionId, 'test closes it');
