@@ -35,18 +35,10 @@ const { describeSearchAttributes } = proxyLocalActivities<SessionActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
 });
-/**
- * The same read as `loadArchive`, run by the worker inside the workflow task
- * that needs it, and tried until it lands, as the archive's write is. After
- * three attempts (about 3 s of backoff) the run failed, and with it the
- * message that started it: a MongoDB outage of a few seconds turned a
- * message to an archived session into `SessionClosedError`. Now the message
- * waits, and the Web UI shows the read's last failure meanwhile. Only the
- * retry policy changed: a local activity's outcome replays from its marker.
- */
+/** The same read as `loadArchive`, run by the worker inside the workflow task that needs it. */
 const { loadArchive: loadArchiveLocally } = proxyLocalActivities<SessionActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: { maximumAttempts: 3, initialInterval: '1 second' },
 });
 
 /**
