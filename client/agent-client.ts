@@ -79,8 +79,12 @@ import { AcceptedWithoutResult, acceptingRunClient } from './accepting-run';
 import { QUERY_READS, isTooManyWaiting, pause } from './queried-reads';
 import type { ReadEventsResult, TurnState } from '../workflows/session-queries';
 
-/** How long a helper workflow may run (see `runHelper`); its work takes seconds. */
-export const HELPER_WORKFLOW_TIMEOUT = '5 minutes';
+/**
+ * How long a helper workflow may run (see `runHelper`). Its work takes
+ * seconds; the bound is past the retries of the activities inside (five
+ * attempts of up to 5 minutes), so a slow MongoDB is waited out, not cut.
+ */
+export const HELPER_WORKFLOW_TIMEOUT = '30 minutes';
 
 export interface AgentClientOptions {
   client: Client;
@@ -658,6 +662,8 @@ export class AgentClient {
             expected = e.offset + 1;
             yielded = true;
           }
+          // Stopped while the gap was read: the reader ends, and reports no gap it did not finish reading.
+          if (reads.signal.aborted) return;
         }
         // Read by query after a poll, an item may come again: what was yielded is not yielded twice.
         if (item.offset < expected) continue;

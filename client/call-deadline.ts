@@ -123,11 +123,12 @@ export class CallDeadline {
    * or once `signal` (the caller's) aborts.
    */
   async watched<T>(operation: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    // Already stopped: nothing starts (the SDK cancels a call only when its signal fires, which this one will not again).
+    if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error(`${operation}: stopped by the caller`);
     const controller = new AbortController();
     const started = Date.now();
     const stop = (): void => controller.abort();
     signal?.addEventListener('abort', stop, { once: true });
-    if (signal?.aborted) controller.abort();
     const work = this.client.withAbortSignal(controller.signal, fn);
     try {
       return await this.whileAlive(operation, work, started, controller);

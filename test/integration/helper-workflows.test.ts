@@ -54,6 +54,6 @@ it('reading an archived session with no worker: the caller\'s signal ends the re
   expect(Date.now() - abortedAt).toBeLessThan(2_000);
   expect(events).toEqual([]);
   const helper = await env.client.workflow.getHandle(started[0]!.workflowId).describe();
-  expect(helper.raw.executionConfig?.workflowExecutionTimeout?.seconds?.toString()).toBe('300');
+  expect(helper.raw.executionConfig?.workflowExecutionTimeout?.seconds?.toString()).toBe('1800');
   await env.client.workflow.getHandle(started[0]!.workflowId).terminate('test over');
 }, 60_000);
