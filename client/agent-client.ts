@@ -74,9 +74,10 @@ import {
   TruncatedOffsetError,
 } from './errors';
 import { CallDeadline, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, connectBounded } from './call-deadline';
-import { cancelsLateCalls, sessionStreamClient } from './event-stream-subscription';
+import { callLinkedTo, sessionStreamClient } from './event-stream-subscription';
 import { AcceptedWithoutResult, acceptingRunClient } from './accepting-run';
-import { QUERY_READS, isTooManyWaiting, pause } from './queried-reads';
+import { QUERY_READS, isTooManyWaiting } from './queried-reads';
+import { pause } from './call-deadline';
 import type { ReadEventsResult, TurnState } from '../workflows/session-queries';
 
 /**
@@ -711,16 +712,9 @@ export class AgentClient {
         if (stop.aborted) return 'stopped';
         // An idle session may stay quiet for long; the reader waits as long as the server answers.
         let next: IteratorResult<{ offset: number; data: unknown }>;
-        // One controller per poll, linked to `stop` while it runs: the SDK adds an abort listener per
-        // call and never removes it, so a reader that lives for hours must not hand it one long-lived signal.
-        const poll = new AbortController();
-        const cancelPoll = () => poll.abort();
-        stop.addEventListener('abort', cancelPoll, { once: true });
+        const poll = callLinkedTo(stop);
         try {
-          next = await this.deadline.whileAlive(
-            `reading events of session ${sessionId}`,
-            this.client.withAbortSignal(cancelsLateCalls(poll.signal), () => items.next()),
-          );
+          next = await this.deadline.whileAlive(`reading events of session ${sessionId}`, this.client.withAbortSignal(poll.signal, () => items.next()));
         } catch (err) {
           abandoned = true;
           // Given up (a dead server, no worker): the poll must not outlive the reader, nor a retry of it.
@@ -731,7 +725,7 @@ export class AgentClient {
           if (isTooManyWaiting(err)) return 'crowded';
           throw err;
         } finally {
-          stop.removeEventListener('abort', cancelPoll);
+          poll.release();
         }
         if (next.done) return 'ended';
         yield next.value;
@@ -758,13 +752,10 @@ export class AgentClient {
     for (;;) {
       if (stop.aborted) return 'stopped';
       let page: ReadEventsResult;
-      // One controller per query, linked to `stop` while it runs (the SDK never removes its abort listener).
-      const query = new AbortController();
-      const cancelQuery = () => query.abort();
-      stop.addEventListener('abort', cancelQuery, { once: true });
+      const query = callLinkedTo(stop);
       try {
         page = await this.deadline.prompt(`reading events of session ${sessionId}`, () =>
-          this.client.withAbortSignal(cancelsLateCalls(query.signal), () => handle.query(readEventsQuery, { fromOffset: offset })),
+          this.client.withAbortSignal(query.signal, () => handle.query(readEventsQuery, { fromOffset: offset })),
         );
       } catch {
         if (stop.aborted) return 'stopped';
@@ -772,7 +763,7 @@ export class AgentClient {
         await pause(QUERY_READS.maxDelayMs, stop);
         return 'poll again';
       } finally {
-        stop.removeEventListener('abort', cancelQuery);
+        query.release();
       }
       for (const item of page.items) yield { offset: item.offset, data: item.event };
       offset = Math.max(offset, page.nextOffset);

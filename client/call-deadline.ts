@@ -29,14 +29,19 @@ function causeText(err: unknown): string {
   return parts.join(': ');
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
+/** Waits `ms`, or less when `signal` aborts (then resolves at once). */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = (): void => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
       resolve();
-    });
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
+}
 
 /** The address a client's connection dials, for error messages (never carries credentials: host:port only). */
 export function addressOf(client: Client): string {
@@ -148,7 +153,7 @@ export class CallDeadline {
     );
     for (;;) {
       const tick = new AbortController();
-      const done = await Promise.race([settled, sleep(this.callTimeoutMs, tick.signal).then(() => false)]);
+      const done = await Promise.race([settled, pause(this.callTimeoutMs, tick.signal).then(() => false)]);
       tick.abort();
       if (done) return work;
       if (!(await this.serverAnswers())) {

@@ -61,3 +61,17 @@ export function cancelsLateCalls(signal: AbortSignal): AbortSignal {
     },
   });
 }
+
+/**
+ * A signal for one call, linked to a reader's long-lived `stop` until
+ * `release()`: the SDK adds an abort listener per call and never removes
+ * it, so a reader that lives for hours must not hand it one long-lived
+ * signal. The signal also cancels calls started after it fired
+ * (`cancelsLateCalls`).
+ */
+export function callLinkedTo(stop: AbortSignal): { signal: AbortSignal; abort(): void; release(): void } {
+  const controller = new AbortController();
+  const abort = (): void => controller.abort();
+  stop.addEventListener('abort', abort, { once: true });
+  return { signal: cancelsLateCalls(controller.signal), abort, release: () => stop.removeEventListener('abort', abort) };
+}

@@ -17,17 +17,3 @@ export function isTooManyWaiting(err: unknown): boolean {
   const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
   return cause instanceof ApplicationFailure && cause.type === FailureType.TooManyWaiting;
 }
-
-/** Waits `ms`, or less when `signal` aborts (then resolves at once). */
-export function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
