@@ -9,6 +9,7 @@ import {
   SessionValidationError,
   SessionVersionConflictError,
   TemporalCallTimeoutError,
+  NoWorkerError,
   TemporalUnreachableError,
   TooManyWaitingError,
   TruncatedOffsetError,
@@ -69,7 +70,8 @@ export function problemBody(status: number, failureType: string, detail: string,
 }
 
 export function sendProblem(c: Context, status: ContentfulStatusCode, failureType: string, detail: string, extra: Partial<Problem> = {}): Response {
-  if (status === 429 && extra.retryAfterSeconds !== undefined) c.header('Retry-After', String(Math.ceil(extra.retryAfterSeconds)));
+  // RFC 9110: Retry-After with a 429 (slow down) or a 503 (unavailable for a while).
+  if ((status === 429 || status === 503) && extra.retryAfterSeconds !== undefined) c.header('Retry-After', String(Math.ceil(extra.retryAfterSeconds)));
   return c.body(JSON.stringify(problemBody(status, failureType, detail, extra, c.req.path)), status, { 'Content-Type': 'application/problem+json' });
 }
 
@@ -89,6 +91,9 @@ export function problemFor(err: unknown): ProblemError {
   if (err instanceof TruncatedOffsetError) return new ProblemError(410, 'TruncatedOffset', err.message, { earliestOffset: err.earliestOffset });
   // The server's address and task queue are the operator's to read (the API's log has the whole message), not every caller's.
   if (err instanceof TemporalUnreachableError) return new ProblemError(503, 'TemporalUnreachable', 'The workflow service is unreachable; retry shortly. The API server\'s log names the address it tried.', { retryAfterSeconds: 5 });
+  if (err instanceof NoWorkerError) {
+    return new ProblemError(503, 'NoWorker', `${err.operation} was refused: no worker is running for these sessions just now, so nothing was done. Retry once one runs.`, { retryAfterSeconds: 5 });
+  }
   if (err instanceof TemporalCallTimeoutError) {
     return new ProblemError(504, 'TemporalCallTimeout', `${err.operation} did not finish within ${err.timeoutMs} ms: no worker took it in time. It may still take effect when one does; read the session before you retry.`);
   }

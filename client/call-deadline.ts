@@ -1,6 +1,6 @@
 import { Connection, isGrpcServiceError, type Client, type TLSConfig } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { TemporalCallTimeoutError, TemporalUnreachableError } from './errors';
+import { NoWorkerError, TemporalCallTimeoutError, TemporalUnreachableError } from './errors';
 import { sessionConnectionInterceptors } from './run-closing-retry';
 
 /** How long a call that should answer promptly (query, signal, update accepted) may take. */
@@ -11,6 +11,7 @@ export const DEFAULT_WORKER_GONE_AFTER_MS = 150_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
 const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_FAILED_PRECONDITION = 9;
 const GRPC_UNAVAILABLE = 14;
 
 /** The gRPC status of the first service error in the cause chain, if any. */
@@ -194,8 +195,10 @@ export class CallDeadline {
 
   /** Turns a stalled or unavailable call into the typed error that says why; other errors pass through. */
   private async explain(operation: string, err: unknown, started: number): Promise<unknown> {
-    if (err instanceof TemporalUnreachableError || err instanceof TemporalCallTimeoutError) return err;
+    if (err instanceof TemporalUnreachableError || err instanceof TemporalCallTimeoutError || err instanceof NoWorkerError) return err;
     const code = grpcCode(err);
+    // A query once the server has noticed no worker polls (about 10 to 20 s after the last one left): refused at once.
+    if (code === GRPC_FAILED_PRECONDITION && /no poller seen/i.test(causeText(err))) return new NoWorkerError(operation, this.address, this.taskQueue);
     const rpcGaveUp = err instanceof Error && err.name === 'WorkflowUpdateRPCTimeoutOrCancelledError';
     if (code === GRPC_UNAVAILABLE) return new TemporalUnreachableError(this.address, operation, Date.now() - started, causeText(err));
     if (code !== GRPC_DEADLINE_EXCEEDED && !rpcGaveUp) return err;

@@ -79,6 +79,23 @@ export class TemporalCallTimeoutError extends AgentClientError {
 }
 
 /**
+ * The server refused the call at once because no worker has polled the task
+ * queue lately (it says "no poller seen for task queue recently"): a query
+ * to a session whose workers have been gone a while. Nothing was done; retry
+ * once a worker runs. Until the server notices the workers are gone, the
+ * same call waits out its deadline instead (TemporalCallTimeoutError).
+ */
+export class NoWorkerError extends AgentClientError {
+  override readonly name = 'NoWorkerError';
+  constructor(readonly operation: string, readonly address: string, readonly taskQueue: string) {
+    super(
+      `${operation} was refused by the Temporal server at ${address}: no worker has polled task queue "${taskQueue}" lately. ` +
+        'Start a durable-agent worker on that task queue, then retry; nothing was done.',
+    );
+  }
+}
+
+/**
  * The events from the asked offset on are no longer kept: the session's
  * stream keeps recent events only (a run that continued as new carries the
  * last ones). `earliestOffset` is the first offset still readable.

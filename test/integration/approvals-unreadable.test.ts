@@ -1,6 +1,6 @@
 import { mintToken, TokenBook } from '../../api/auth';
 import { createApi, listen } from '../../api/server';
-import { AgentClient } from '../../client';
+import { AgentClient, NoWorkerError } from '../../client';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
 import { eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 
@@ -18,7 +18,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-it('with every session that holds a call unreadable, the inbox is 504 naming the timeout; with the worker back, the held call is listed', async () => {
+it('with every session that holds a call unreadable, the inbox is 504 naming the timeout, then 503 NoWorker once the server sees no worker; with the worker back, the held call is listed', async () => {
   const sessionId = uniqueId('held');
   env.model.script(
     [
@@ -41,10 +41,27 @@ it('with every session that holds a call unreadable, the inbox is 504 naming the
     await eventually(async () => ((await (await inbox()).json()) as { approvals: unknown[] }).approvals.length === 1, 'the listing to show the held session');
 
     await env.worker.shutdown();
-    const down = await inbox();
-    expect(down.status).toBe(504);
-    expect(down.headers.get('content-type')).toMatch(/problem\+json/);
-    expect(await down.json()).toMatchObject({ failureType: 'TemporalCallTimeout' });
+    // At first the server lets each query wait for a worker: 504 once the API's deadline passes. Once it has noticed
+    // nobody polls (10 to 20 s here), it refuses queries at once: 503 NoWorker. Never a 500, never an empty inbox.
+    const answers: string[] = [];
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const down = await inbox();
+      expect(down.headers.get('content-type')).toMatch(/problem\+json/);
+      const body = (await down.json()) as { failureType: string; detail: string; retryAfterSeconds?: number };
+      answers.push(`${down.status} ${body.failureType}`);
+      expect(answers.at(-1)).toMatch(/^(504 TemporalCallTimeout|503 NoWorker)$/);
+      if (down.status === 503) {
+        expect(body.detail).toMatch(/no worker is running/);
+        expect(body.retryAfterSeconds).toBe(5);
+        expect(down.headers.get('retry-after')).toBe('5');
+        break;
+      }
+      expect(Date.now()).toBeLessThan(deadline);
+    }
+    // The typed client says the same, naming the task queue to start a worker on.
+    await expect(agent.as({ tenant: 'acme', user: 'ana' }).getSession(sessionId)).rejects.toThrow(new RegExp(`no worker has polled task queue "${env.taskQueue}" lately`));
+    await expect(agent.as({ tenant: 'acme', user: 'ana' }).getSession(sessionId)).rejects.toBeInstanceOf(NoWorkerError);
 
     await env.startWorker(probeTools(log));
     const back = (await (await inbox()).json()) as { approvals: Array<{ sessionId: string; toolName: string }>; unreadable?: string[] };
@@ -54,4 +71,4 @@ it('with every session that holds a call unreadable, the inbox is 504 naming the
     await server.close();
     api.hub.close();
   }
-}, 60_000);
+}, 120_000);
