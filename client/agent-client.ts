@@ -74,7 +74,7 @@ import {
   TruncatedOffsetError,
 } from './errors';
 import { CallDeadline, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, connectBounded } from './call-deadline';
-import { callLinkedTo, sessionStreamClient } from './event-stream-subscription';
+import { callLinkedTo, polledRunOf, sessionStreamClient } from './event-stream-subscription';
 import { AcceptedWithoutResult, acceptingRunClient } from './accepting-run';
 import { QUERY_READS, isTooManyWaiting } from './queried-reads';
 import { pause } from './call-deadline';
@@ -220,6 +220,9 @@ function carriedOver(err: unknown): { turnId: string; version?: number } | undef
 }
 
 /** Turns Temporal's errors into the client's typed ones. */
+/** For calls safe to make again (an update with its own id, a read): one cut short on the way is (CallDeadline). */
+const RESEND = { resend: true } as const;
+
 function translate(err: unknown, sessionId: string): never {
   if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
   if (isGrpcServiceError(err) && err.code === 5) throw new SessionNotFoundError(sessionId);
@@ -355,6 +358,9 @@ export class AgentClient {
     const workflowId = workflowIdFor(session.sessionId);
     const updateId = msg.clientMessageId ? { updateId: messageUpdateId(msg) } : {};
     const known = knownRunning(this.client);
+    // The message carries its own update id, so a call cut short on the way is sent again as it was.
+    const call = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
+      wait === 'prompt' ? this.deadline.prompt(what, fn, RESEND) : this.deadline.watched(what, fn, undefined, RESEND);
     if (known.has(workflowId)) {
       const what = `sendMessage to session ${session.sessionId}`;
       let accepted: WorkflowUpdateHandle<SendMessageResult> | undefined;
@@ -362,16 +368,14 @@ export class AgentClient {
         const messages = this.messages;
         if (messages) {
           // One call, held until the update completes (`ask`: the turn's end; `send`: its acceptance).
-          const result = await this.deadline[wait](what, () =>
-            messages.getHandle(workflowId).executeUpdate(sendMessageUpdate, { args: [msg], ...updateId }),
-          );
+          const result = await call(what, () => messages.getHandle(workflowId).executeUpdate(sendMessageUpdate, { args: [msg], ...updateId }));
           markRunning(known, workflowId);
           return result;
         }
         // Until accepted, then the result: its wait names the run that accepted it. (A bare executeUpdate
         // would wait on whichever run is current, and a session that continued as new, or ended and
         // started again meanwhile, answers "not found" for a message it did run.)
-        accepted = await this.deadline[wait](what, () =>
+        accepted = await call(what, () =>
           this.handle(session.sessionId).startUpdate(sendMessageUpdate, { args: [msg], waitForStage: WorkflowUpdateStage.ACCEPTED, ...updateId }),
         );
       } catch (err) {
@@ -387,7 +391,7 @@ export class AgentClient {
       if (accepted) {
         const update = accepted;
         try {
-          const result = await this.deadline[wait](what, () => update.result());
+          const result = await call(what, () => update.result());
           markRunning(known, workflowId);
           return result;
         } catch (err) {
@@ -395,26 +399,28 @@ export class AgentClient {
         }
       }
     }
-    const start = new WithStartWorkflowOperation<typeof agentSession>(WORKFLOW_TYPE, {
-      workflowId,
-      taskQueue: this.taskQueue,
-      args: [{ options: session }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      memo: { user: session.namespace.user, tenant: session.namespace.tenant, channel: session.channel },
-      ...(this.searchAttributes
-        ? {
-            typedSearchAttributes: new TypedSearchAttributes([
-              { key: SessionUserKey, value: session.namespace.user },
-              { key: SessionTenantKey, value: session.namespace.tenant },
-              { key: SessionStatusKey, value: 'created' },
-              { key: SessionPendingApprovalsKey, value: 0 },
-            ]),
-          }
-        : {}),
-    });
+    // A new operation per call: the SDK runs each one once.
+    const start = () =>
+      new WithStartWorkflowOperation<typeof agentSession>(WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue: this.taskQueue,
+        args: [{ options: session }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        memo: { user: session.namespace.user, tenant: session.namespace.tenant, channel: session.channel },
+        ...(this.searchAttributes
+          ? {
+              typedSearchAttributes: new TypedSearchAttributes([
+                { key: SessionUserKey, value: session.namespace.user },
+                { key: SessionTenantKey, value: session.namespace.tenant },
+                { key: SessionStatusKey, value: 'created' },
+                { key: SessionPendingApprovalsKey, value: 0 },
+              ]),
+            }
+          : {}),
+      });
     try {
-      const result = await this.deadline[wait](`sendMessage to session ${session.sessionId}`, () =>
-        this.client.workflow.executeUpdateWithStart(sendMessageUpdate, { args: [msg], startWorkflowOperation: start, ...updateId }),
+      const result = await call(`sendMessage to session ${session.sessionId}`, () =>
+        this.client.workflow.executeUpdateWithStart(sendMessageUpdate, { args: [msg], startWorkflowOperation: start(), ...updateId }),
       );
       markRunning(known, workflowId);
       return result;
@@ -434,7 +440,7 @@ export class AgentClient {
     const options = { args: [msg] as [typeof msg], updateId: messageUpdateId(msg) };
     try {
       // One call; past the server's long poll, the result comes from the run that accepted it (client/accepting-run.ts).
-      return await this.deadline.prompt(what, () => (this.messages ?? this.client.workflow).getHandle(workflowIdFor(sessionId)).executeUpdate(sendMessageUpdate, options));
+      return await this.deadline.prompt(what, () => (this.messages ?? this.client.workflow).getHandle(workflowIdFor(sessionId)).executeUpdate(sendMessageUpdate, options), RESEND);
     } catch (err) {
       if (!(err instanceof AcceptedWithoutResult)) translate(err, sessionId);
       const accepted = this.handle(sessionId).getUpdateHandle<SendMessageResult>(err.updateId, { workflowRunId: err.runId });
@@ -487,8 +493,12 @@ export class AgentClient {
   private async waitFor(sessionId: string, turnId: string, principal: Principal): Promise<TurnResult> {
     for (;;) {
       try {
-        return await this.deadline.watched(`waitForTurn ${turnId} of session ${sessionId}`, () =>
-          this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId, principal }] }),
+        // A wait changes nothing: one cut short is made again.
+        return await this.deadline.watched(
+          `waitForTurn ${turnId} of session ${sessionId}`,
+          () => this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId, principal }] }),
+          undefined,
+          RESEND,
         );
       } catch (err) {
         if (isTooManyWaiting(err)) {
@@ -517,7 +527,7 @@ export class AgentClient {
     for (;;) {
       let state: TurnState;
       try {
-        state = await this.deadline.prompt(`getTurn ${turnId} of session ${sessionId}`, () => handle.query(getTurnQuery, { turnId }));
+        state = await this.deadline.prompt(`getTurn ${turnId} of session ${sessionId}`, () => handle.query(getTurnQuery, { turnId }), RESEND);
       } catch (err) {
         translate(err, sessionId);
       }
@@ -549,7 +559,7 @@ export class AgentClient {
   private async readable(sessionId: string, principal: Principal): Promise<SessionView> {
     let view: SessionView;
     try {
-      view = await this.deadline.prompt(`getSession ${sessionId}`, () => this.handle(sessionId).query(getSessionQuery));
+      view = await this.deadline.prompt(`getSession ${sessionId}`, () => this.handle(sessionId).query(getSessionQuery), RESEND);
     } catch (err) {
       translate(err, sessionId);
     }
@@ -694,15 +704,23 @@ export class AgentClient {
    * when the session's last run has closed, or at once when `stop` aborts.
    */
   private async *rawEvents(sessionId: string, from: () => number, stop: AbortSignal): AsyncGenerator<{ offset: number; data: unknown }> {
+    let dropped = 0;
     for (;;) {
-      const polled = yield* this.polledEvents(sessionId, from(), stop);
+      const before = from();
+      const polled = yield* this.polledEvents(sessionId, before, stop);
+      if (polled === 'dropped') {
+        // Polled again after a pause that grows while the drops bring nothing, so a call failing at once never spins.
+        dropped = from() > before ? 1 : dropped + 1;
+        await pause(Math.min(QUERY_READS.maxDelayMs, QUERY_READS.firstDelayMs * 2 ** (dropped - 1)), stop);
+        continue;
+      }
       if (polled !== 'crowded') return;
       const queried = yield* this.queriedEvents(sessionId, from(), stop);
       if (queried !== 'poll again') return;
     }
   }
 
-  private async *polledEvents(sessionId: string, fromOffset: number, stop: AbortSignal): AsyncGenerator<{ offset: number; data: unknown }, 'ended' | 'crowded' | 'stopped'> {
+  private async *polledEvents(sessionId: string, fromOffset: number, stop: AbortSignal): AsyncGenerator<{ offset: number; data: unknown }, 'ended' | 'crowded' | 'stopped' | 'dropped'> {
     const stream = sessionStreamClient(this.client, workflowIdFor(sessionId));
     // The default cooldown between polls batches events (~100 ms latency) and keeps each poll, an update in history, from costing one event per delta.
     const items = stream.topic<unknown>(EVENTS_TOPIC).subscribe(fromOffset)[Symbol.asyncIterator]();
@@ -727,7 +745,15 @@ export class AgentClient {
         } finally {
           poll.release();
         }
-        if (next.done) return 'ended';
+        if (next.done) {
+          if (stop.aborted) return 'stopped';
+          // The stream library (1.23.0) also ends, as if the stream were over, when one poll's call times out or is
+          // cancelled (DEADLINE_EXCEEDED or CANCELLED, as under load or on a reset connection) and the run it polled
+          // has not continued as new (or describing it failed). A reader that ended there missed every later event:
+          // while that run is open, or was followed by another, it polls again instead.
+          const status = await this.runStatus(sessionId, polledRunOf(stream));
+          return status === 'RUNNING' || status === 'CONTINUED_AS_NEW' ? 'dropped' : 'ended';
+        }
         yield next.value;
       }
     } finally {
@@ -788,11 +814,17 @@ export class AgentClient {
 
   /** Whether the session's latest run is open (false when it has closed, or never existed). */
   private async isRunning(sessionId: string): Promise<boolean> {
+    return (await this.runStatus(sessionId)) === 'RUNNING';
+  }
+
+  /** The status of the session's run `runId` (its latest run without one); undefined when there is no such run. */
+  private async runStatus(sessionId: string, runId?: string): Promise<string | undefined> {
     try {
-      const info = await this.deadline.prompt(`describe session ${sessionId}`, () => this.handle(sessionId).describe());
-      return info.status.name === 'RUNNING';
+      const handle = runId ? this.client.workflow.getHandle(workflowIdFor(sessionId), runId) : this.handle(sessionId);
+      const info = await this.deadline.prompt(`describe session ${sessionId}`, () => handle.describe());
+      return info.status.name;
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5)) return false;
+      if (err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5)) return undefined;
       throw err;
     }
   }

@@ -10,6 +10,7 @@ export const DEFAULT_WORKER_GONE_AFTER_MS = 150_000;
 /** How long connecting to the server may take. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
+const GRPC_CANCELLED = 1;
 const GRPC_DEADLINE_EXCEEDED = 4;
 const GRPC_FAILED_PRECONDITION = 9;
 const GRPC_UNAVAILABLE = 14;
@@ -20,6 +21,26 @@ function grpcCode(err: unknown): number | undefined {
     if (isGrpcServiceError(e)) return e.code;
   }
   return undefined;
+}
+
+/**
+ * A call whose answer was lost on the way, not refused: DEADLINE_EXCEEDED or
+ * CANCELLED (the server cut a long wait, a connection was reset), or the
+ * SDK's error for either on an update. A caller that knows the call is safe
+ * to make again (an update with its own id, a read) sends it again.
+ */
+function wasCut(err: unknown): boolean {
+  const code = grpcCode(err);
+  return code === GRPC_DEADLINE_EXCEEDED || code === GRPC_CANCELLED || (err instanceof Error && err.name === 'WorkflowUpdateRPCTimeoutOrCancelledError');
+}
+
+/** How often a call cut short is sent again in a row (see `resend`), and the pause before each: 100 ms doubling. */
+export const CUT_CALL_RESENDS = 5;
+const resendPauseMs = (resends: number): number => 100 * 2 ** resends;
+
+/** Per call: `resend` when the same call may be made again (an update carrying its own id, a read), so a cut one is. */
+export interface CallOptions {
+  resend?: boolean;
 }
 
 function causeText(err: unknown): string {
@@ -114,13 +135,24 @@ export class CallDeadline {
     }
   }
 
-  /** A call that should answer promptly: absolute deadline of `callTimeoutMs`. */
-  async prompt<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * A call that should answer promptly: absolute deadline of `callTimeoutMs`.
+   * With `resend`, a call cut short before then is made again within it.
+   */
+  async prompt<T>(operation: string, fn: () => Promise<T>, options: CallOptions = {}): Promise<T> {
     const started = Date.now();
-    try {
-      return await this.client.withDeadline(started + this.callTimeoutMs, fn);
-    } catch (err) {
-      throw await this.explain(operation, err, started);
+    const deadline = started + this.callTimeoutMs;
+    for (let resends = 0; ; resends++) {
+      try {
+        return await this.client.withDeadline(deadline, fn);
+      } catch (err) {
+        // Our own deadline passing is not a cut: the call took too long.
+        if (options.resend && resends < CUT_CALL_RESENDS && wasCut(err) && Date.now() + resendPauseMs(resends) < deadline) {
+          await pause(resendPauseMs(resends));
+          continue;
+        }
+        throw await this.explain(operation, err, started);
+      }
     }
   }
 
@@ -128,21 +160,33 @@ export class CallDeadline {
    * A call that may wait long: no absolute deadline, but it gives up once the server stops answering,
    * or once `signal` (the caller's) aborts.
    */
-  async watched<T>(operation: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    // Already stopped: nothing starts (the SDK cancels a call only when its signal fires, which this one will not again).
-    if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error(`${operation}: stopped by the caller`);
-    const controller = new AbortController();
+  async watched<T>(operation: string, fn: () => Promise<T>, signal?: AbortSignal, options: CallOptions = {}): Promise<T> {
     const started = Date.now();
-    const stop = (): void => controller.abort();
-    signal?.addEventListener('abort', stop, { once: true });
-    const work = this.client.withAbortSignal(controller.signal, fn);
-    try {
-      return await this.whileAlive(operation, work, started, controller);
-    } catch (err) {
-      throw await this.explain(operation, err, started);
-    } finally {
-      signal?.removeEventListener('abort', stop);
-      controller.abort();
+    let resends = 0;
+    for (;;) {
+      // Already stopped: nothing starts (the SDK cancels a call only when its signal fires, which this one will not again).
+      if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error(`${operation}: stopped by the caller`);
+      const controller = new AbortController();
+      const stop = (): void => controller.abort();
+      signal?.addEventListener('abort', stop, { once: true });
+      const attempt = Date.now();
+      const work = this.client.withAbortSignal(controller.signal, fn);
+      try {
+        return await this.whileAlive(operation, work, started, controller);
+      } catch (err) {
+        // With `resend`, a call the server or the network cut short (not the caller, not a dead server) is made
+        // again; a wait cut after a long while counts as the first cut again.
+        if (Date.now() - attempt > this.callTimeoutMs) resends = 0;
+        if (options.resend && resends < CUT_CALL_RESENDS && !signal?.aborted && wasCut(err) && (await this.serverAnswers())) {
+          await pause(resendPauseMs(resends), signal);
+          resends += 1;
+          continue;
+        }
+        throw await this.explain(operation, err, started);
+      } finally {
+        signal?.removeEventListener('abort', stop);
+        controller.abort();
+      }
     }
   }
 

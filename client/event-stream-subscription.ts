@@ -35,6 +35,14 @@ export function sessionStreamClient(client: Client, workflowId: string): Workflo
 }
 
 /**
+ * The run the stream client's last poll was admitted to (undefined before
+ * the first, and right after it followed a continue-as-new).
+ */
+export function polledRunOf(stream: WorkflowStreamClient): string | undefined {
+  return (stream as unknown as RunTracking).polledRunId;
+}
+
+/**
  * A signal for `client.withAbortSignal` that also cancels calls started
  * after it fired. The SDK (1.23.0) cancels a call by listening for the
  * signal's `abort` event, which a signal that already fired never sends
