@@ -110,7 +110,13 @@ const POLL_MS = 40;
 const textOf = (page: Page) => page.evaluate('document.body.innerText') as Promise<string>;
 
 async function waitForText(page: Page, text: string, timeout = 20_000): Promise<void> {
-  await page.waitForFunction(`document.body.innerText.includes(${js(text)})`, { timeout, polling: POLL_MS });
+  try {
+    await page.waitForFunction(`document.body.innerText.includes(${js(text)})`, { timeout, polling: POLL_MS });
+  } catch (err) {
+    // What the page showed instead (its stream's state and any problem are in its text), for a failure worth reading.
+    const shown = await textOf(page).catch(() => '(the page could not be read)');
+    throw new Error(`${String(err)}: "${text}" not shown; the page's text ends with: ${JSON.stringify(shown.slice(-600))}`);
+  }
 }
 
 /** In-page: the answer of a turn as shown, its streamed text parts joined; null before the turn shows. */
