@@ -247,14 +247,18 @@ export class ChatApp {
 
   /**
    * Notices when the message started a new run chain (the session had been
-   * archived): its event stream and turn ids start over. A continue-as-new
-   * keeps the chain, and the stream's offsets with it.
+   * archived). A chain restored from the archive goes on with its offsets:
+   * the chat reads on from where it was, and what it had shown is not shown
+   * again. A chain that started afresh (nothing restored) starts its stream
+   * at 0. A continue-as-new keeps the chain, and the offsets with it.
    */
   private async followChain(): Promise<void> {
     const description = await this.agent.client.workflow.getHandle(workflowIdFor(this.sessionId)).describe().catch(() => null);
     const chain = description?.raw.workflowExecutionInfo?.firstRunId ?? null;
     if (chain && this.chain && chain !== this.chain) {
-      this.resumeOffset = 0;
+      // The new chain's stream end is past the last offset read only when it went on from the archive.
+      const end = await WorkflowStreamClient.create(this.agent.client, workflowIdFor(this.sessionId)).getOffset().catch(() => 0);
+      if (end < this.resumeOffset) this.resumeOffset = 0;
       this.completed.clear();
       this.say(this.style.dim('(the session had been archived: this message started it again)'));
     }
@@ -271,11 +275,9 @@ export class ChatApp {
     });
     this.feed = feed;
     feed.finished.then(
-      (how) => {
-        if (this.feed !== feed) return;
-        this.feed = null;
-        // The run ended (archived): the next message starts a new run, whose stream starts at 0.
-        if (how === 'ended') this.resumeOffset = 0;
+      () => {
+        // The run ended (archived): the next message starts a new chain, and followChain says where its stream starts.
+        if (this.feed === feed) this.feed = null;
       },
       (err: unknown) => {
         if (this.feed !== feed || this.closing) return;
