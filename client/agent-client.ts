@@ -445,7 +445,7 @@ export class AgentClient {
       if (!(err instanceof AcceptedWithoutResult)) translate(err, sessionId);
       const accepted = this.handle(sessionId).getUpdateHandle<SendMessageResult>(err.updateId, { workflowRunId: err.runId });
       try {
-        return await this.deadline.prompt(what, () => accepted.result());
+        return await this.deadline.prompt(what, () => accepted.result(), RESEND);
       } catch (later) {
         translate(later, sessionId);
       }
@@ -821,7 +821,7 @@ export class AgentClient {
   private async runStatus(sessionId: string, runId?: string): Promise<string | undefined> {
     try {
       const handle = runId ? this.client.workflow.getHandle(workflowIdFor(sessionId), runId) : this.handle(sessionId);
-      const info = await this.deadline.prompt(`describe session ${sessionId}`, () => handle.describe());
+      const info = await this.deadline.prompt(`describe session ${sessionId}`, () => handle.describe(), RESEND);
       return info.status.name;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5)) return undefined;
