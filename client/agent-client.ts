@@ -193,7 +193,9 @@ function markRunning(known: Map<string, true>, workflowId: string): void {
 /**
  * The update was refused before any run accepted it, because none is open
  * (never started, or closed since): the message was not delivered. Asked of
- * the first call of a message only. Once a run has accepted it, the server
+ * the first call of a message only (after a call was cut short and sent
+ * again, the message may have run in a run that has closed since, and the
+ * caller is told so instead). Once a run has accepted it, the server
  * answers with the update's outcome (a run that closes before finishing it
  * fails the update), never "not found", and a first call that returns before
  * the result throws `AcceptedWithoutResult` instead; so an accepted message
@@ -222,6 +224,8 @@ function carriedOver(err: unknown): { turnId: string; version?: number } | undef
 /** Turns Temporal's errors into the client's typed ones. */
 /** For calls safe to make again (an update with its own id, a read): one cut short on the way is (CallDeadline). */
 const RESEND = { resend: true } as const;
+/** How far the server's clock may be behind this one, when a run's start time is compared with a call's. */
+const CLOCK_SKEW_MS = 5_000;
 
 function translate(err: unknown, sessionId: string): never {
   if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
@@ -358,9 +362,17 @@ export class AgentClient {
     const workflowId = workflowIdFor(session.sessionId);
     const updateId = msg.clientMessageId ? { updateId: messageUpdateId(msg) } : {};
     const known = knownRunning(this.client);
-    // The message carries its own update id, so a call cut short on the way is sent again as it was.
+    // The message carries its own update id, so a call cut short on the way is sent again as it was. Once one
+    // was, a run that has closed since may have run the message: it is never started again in a new one.
+    const firstSentAt = Date.now();
+    let resent = false;
+    const resend = { resend: true, onResend: () => (resent = true) };
     const call = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
-      wait === 'prompt' ? this.deadline.prompt(what, fn, RESEND) : this.deadline.watched(what, fn, undefined, RESEND);
+      wait === 'prompt' ? this.deadline.prompt(what, fn, resend) : this.deadline.watched(what, fn, undefined, resend);
+    const mayHaveRun = () =>
+      new SessionClosedError(
+        `Session ${session.sessionId}'s run closed while message ${msg.clientMessageId} was being sent again after a call was cut short: it may have run. Read the session before sending it again.`,
+      );
     if (known.has(workflowId)) {
       const what = `sendMessage to session ${session.sessionId}`;
       let accepted: WorkflowUpdateHandle<SendMessageResult> | undefined;
@@ -385,6 +397,7 @@ export class AgentClient {
         } else {
           // Refused before delivery because no run is open: start one below, as for a session never seen.
           if (!noRunningWorkflow(err)) translate(err, session.sessionId);
+          if (resent) throw mayHaveRun();
           known.delete(workflowId);
         }
       }
@@ -418,10 +431,18 @@ export class AgentClient {
             }
           : {}),
       });
+    // Sent again after a cut: a run that started since the first call and has closed may have run the message.
+    const closedSinceFirstCall = async (): Promise<boolean> => {
+      const latest = await this.handle(session.sessionId)
+        .describe()
+        .catch((err: unknown) => (noRunningWorkflow(err) ? undefined : Promise.reject(err)));
+      return latest !== undefined && latest.status.name !== 'RUNNING' && latest.startTime.getTime() >= firstSentAt - CLOCK_SKEW_MS;
+    };
     try {
-      const result = await call(`sendMessage to session ${session.sessionId}`, () =>
-        this.client.workflow.executeUpdateWithStart(sendMessageUpdate, { args: [msg], startWorkflowOperation: start(), ...updateId }),
-      );
+      const result = await call(`sendMessage to session ${session.sessionId}`, async () => {
+        if (resent && (await closedSinceFirstCall())) throw mayHaveRun();
+        return this.client.workflow.executeUpdateWithStart(sendMessageUpdate, { args: [msg], startWorkflowOperation: start(), ...updateId });
+      });
       markRunning(known, workflowId);
       return result;
     } catch (err) {
@@ -493,10 +514,12 @@ export class AgentClient {
   private async waitFor(sessionId: string, turnId: string, principal: Principal): Promise<TurnResult> {
     for (;;) {
       try {
-        // A wait changes nothing: one cut short is made again.
+        // A wait changes nothing: one cut short is made again, under the same update id, so it joins the wait it
+        // started (which holds one of the session's waiting slots until the turn ends) instead of adding one.
+        const updateId = `wait-${turnId}-${randomUUID()}`;
         return await this.deadline.watched(
           `waitForTurn ${turnId} of session ${sessionId}`,
-          () => this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId, principal }] }),
+          () => this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId, principal }], updateId }),
           undefined,
           RESEND,
         );
@@ -647,7 +670,7 @@ export class AgentClient {
     const fromOffset = options.fromOffset ?? 0;
     if (!(await this.isRunning(sessionId))) {
       // A closed run's stream cannot be polled: its events come from the archive (read access checked there).
-      yield* this.archivedEvents(sessionId, fromOffset, undefined, options.signal);
+      yield* this.archivedEvents(sessionId, fromOffset, { signal: options.signal });
       return;
     }
     // Read access is checked like getSession's (the owner, or an approver or admin of its tenant) before the first read.
@@ -668,7 +691,11 @@ export class AgentClient {
         // otherwise they are gone. Offset 0 asks for "whatever is kept", so the first item may be later.
         if (item.offset > expected && !archiveChecked) {
           archiveChecked = true;
-          for await (const e of this.archivedEvents(sessionId, expected, item.offset, options.signal, true)) {
+          // Read from "whatever is kept" (offset 0), the archive is read only when it joins the run's first kept
+          // event: a restored run that continued as new since keeps its latest events only, and the archive's
+          // followed by a hole would end such a reader (every new reader of the API) with TruncatedOffsetError.
+          const whateverIsKept = expected === 0 && !yielded;
+          for await (const e of this.archivedEvents(sessionId, expected, { before: item.offset, signal: options.signal, quiet: true, ...(whateverIsKept ? { reaching: item.offset } : {}) })) {
             yield e;
             expected = e.offset + 1;
             yielded = true;
@@ -688,7 +715,7 @@ export class AgentClient {
         yield { offset: item.offset, event: parsed.data };
       }
       // The run closed (archived): what it published after this reader's last read is in the archive.
-      if (!reads.signal.aborted) yield* this.archivedEvents(sessionId, expected, undefined, options.signal, true);
+      if (!reads.signal.aborted) yield* this.archivedEvents(sessionId, expected, { signal: options.signal, quiet: true });
     } finally {
       options.signal?.removeEventListener('abort', stop);
       // A poll may still be waiting on the server (a long poll, or a retry): cancel it, so nothing of this
@@ -705,9 +732,11 @@ export class AgentClient {
    */
   private async *rawEvents(sessionId: string, from: () => number, stop: AbortSignal): AsyncGenerator<{ offset: number; data: unknown }> {
     let dropped = 0;
+    // The run the reader's polls last reached, kept across subscriptions (a new one has reached none yet).
+    const reached: { run?: string } = {};
     for (;;) {
       const before = from();
-      const polled = yield* this.polledEvents(sessionId, before, stop);
+      const polled = yield* this.polledEvents(sessionId, before, stop, reached);
       if (polled === 'dropped') {
         // Polled again after a pause that grows while the drops bring nothing, so a call failing at once never spins.
         dropped = from() > before ? 1 : dropped + 1;
@@ -720,7 +749,12 @@ export class AgentClient {
     }
   }
 
-  private async *polledEvents(sessionId: string, fromOffset: number, stop: AbortSignal): AsyncGenerator<{ offset: number; data: unknown }, 'ended' | 'crowded' | 'stopped' | 'dropped'> {
+  private async *polledEvents(
+    sessionId: string,
+    fromOffset: number,
+    stop: AbortSignal,
+    reached: { run?: string },
+  ): AsyncGenerator<{ offset: number; data: unknown }, 'ended' | 'crowded' | 'stopped' | 'dropped'> {
     const stream = sessionStreamClient(this.client, workflowIdFor(sessionId));
     // The default cooldown between polls batches events (~100 ms latency) and keeps each poll, an update in history, from costing one event per delta.
     const items = stream.topic<unknown>(EVENTS_TOPIC).subscribe(fromOffset)[Symbol.asyncIterator]();
@@ -745,14 +779,13 @@ export class AgentClient {
         } finally {
           poll.release();
         }
+        reached.run = polledRunOf(stream) ?? reached.run;
         if (next.done) {
           if (stop.aborted) return 'stopped';
           // The stream library (1.23.0) also ends, as if the stream were over, when one poll's call times out or is
           // cancelled (DEADLINE_EXCEEDED or CANCELLED, as under load or on a reset connection) and the run it polled
-          // has not continued as new (or describing it failed). A reader that ended there missed every later event:
-          // while that run is open, or was followed by another, it polls again instead.
-          const status = await this.runStatus(sessionId, polledRunOf(stream));
-          return status === 'RUNNING' || status === 'CONTINUED_AS_NEW' ? 'dropped' : 'ended';
+          // has not continued as new (or describing it failed). A reader that ended there missed every later event.
+          return await this.streamEnded(sessionId, reached.run, stop);
         }
         yield next.value;
       }
@@ -812,19 +845,53 @@ export class AgentClient {
     }
   }
 
-  /** Whether the session's latest run is open (false when it has closed, or never existed). */
-  private async isRunning(sessionId: string): Promise<boolean> {
-    return (await this.runStatus(sessionId)) === 'RUNNING';
+  /**
+   * After the stream library ended a subscription: 'ended' when the run the
+   * reader last reached has closed for good, 'dropped' (poll again) while it
+   * is open or its chain goes on in a later run. A run of another chain (the
+   * session ended and was started again since) is not followed. When the
+   * runs cannot be described, the reader polls again: a poll of a closed run
+   * ends or fails by itself.
+   */
+  private async streamEnded(sessionId: string, runId: string | undefined, stop: AbortSignal): Promise<'ended' | 'dropped' | 'stopped'> {
+    const describe = async (id?: string) => {
+      const handle = id ? this.client.workflow.getHandle(workflowIdFor(sessionId), id) : this.handle(sessionId);
+      try {
+        const info = await this.deadline.prompt(`describe session ${sessionId}`, () => handle.describe(), RESEND);
+        return { status: info.status.name, chain: info.raw.workflowExecutionInfo?.firstRunId ?? undefined };
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5)) return undefined;
+        throw err;
+      }
+    };
+    const verdict = (async (): Promise<'ended' | 'dropped'> => {
+      const polled = runId ? await describe(runId) : undefined;
+      if (polled?.status === 'RUNNING') return 'dropped';
+      if (polled && polled.status !== 'CONTINUED_AS_NEW') return 'ended';
+      const latest = await describe();
+      return latest?.status === 'RUNNING' && (polled === undefined || latest.chain === polled.chain) ? 'dropped' : 'ended';
+    })().catch(() => 'dropped' as const);
+    // The caller's stop ends the reader at once, even mid-describe.
+    let onStop = (): void => undefined;
+    const stopped = new Promise<'stopped'>((resolve) => {
+      onStop = () => resolve('stopped');
+      if (stop.aborted) onStop();
+      else stop.addEventListener('abort', onStop, { once: true });
+    });
+    try {
+      return await Promise.race([verdict, stopped]);
+    } finally {
+      stop.removeEventListener('abort', onStop);
+    }
   }
 
-  /** The status of the session's run `runId` (its latest run without one); undefined when there is no such run. */
-  private async runStatus(sessionId: string, runId?: string): Promise<string | undefined> {
+  /** Whether the session's latest run is open (false when it has closed, or never existed). */
+  private async isRunning(sessionId: string): Promise<boolean> {
     try {
-      const handle = runId ? this.client.workflow.getHandle(workflowIdFor(sessionId), runId) : this.handle(sessionId);
-      const info = await this.deadline.prompt(`describe session ${sessionId}`, () => handle.describe(), RESEND);
-      return info.status.name;
+      const info = await this.deadline.prompt(`describe session ${sessionId}`, () => this.handle(sessionId).describe(), RESEND);
+      return info.status.name === 'RUNNING';
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5)) return undefined;
+      if (err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5)) return false;
       throw err;
     }
   }
@@ -834,7 +901,12 @@ export class AgentClient {
    * `before`, exclusive). `quiet`: used to fill a gap or a tail, so no archive
    * (or one that does not reach back) yields nothing instead of throwing.
    */
-  private async *archivedEvents(sessionId: string, fromOffset: number, before?: number, signal?: AbortSignal, quiet = false): AsyncGenerator<SessionEvent> {
+  private async *archivedEvents(
+    sessionId: string,
+    fromOffset: number,
+    options: { before?: number; signal?: AbortSignal | undefined; quiet?: boolean; reaching?: number } = {},
+  ): AsyncGenerator<SessionEvent> {
+    const { before, signal, quiet = false, reaching } = options;
     const principal = this.requirePrincipal('events');
     let next = fromOffset;
     let first = true;
@@ -860,6 +932,8 @@ export class AgentClient {
         if (quiet) return;
         throw new SessionNotFoundError(sessionId);
       }
+      // `reaching`: nothing is read unless the archive goes on up to that offset.
+      if (first && reaching !== undefined && page.nextOffset < reaching) return;
       if (first && fromOffset > 0 && fromOffset < page.earliestOffset) {
         if (quiet) return;
         throw new TruncatedOffsetError(sessionId, fromOffset, page.earliestOffset);

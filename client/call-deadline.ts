@@ -41,6 +41,8 @@ const resendPauseMs = (resends: number): number => 100 * 2 ** resends;
 /** Per call: `resend` when the same call may be made again (an update carrying its own id, a read), so a cut one is. */
 export interface CallOptions {
   resend?: boolean;
+  /** Told before each call sent again after a cut. */
+  onResend?: () => void;
 }
 
 function causeText(err: unknown): string {
@@ -149,6 +151,7 @@ export class CallDeadline {
         // Our own deadline passing is not a cut: the call took too long.
         if (options.resend && resends < CUT_CALL_RESENDS && wasCut(err) && Date.now() + resendPauseMs(resends) < deadline) {
           await pause(resendPauseMs(resends));
+          options.onResend?.();
           continue;
         }
         throw await this.explain(operation, err, started);
@@ -174,12 +177,15 @@ export class CallDeadline {
       try {
         return await this.whileAlive(operation, work, started, controller);
       } catch (err) {
+        // Stopped by the caller: said as it is, at once (no health check, no timeout blamed on a worker).
+        if (signal?.aborted) throw err;
         // With `resend`, a call the server or the network cut short (not the caller, not a dead server) is made
         // again; a wait cut after a long while counts as the first cut again.
         if (Date.now() - attempt > this.callTimeoutMs) resends = 0;
-        if (options.resend && resends < CUT_CALL_RESENDS && !signal?.aborted && wasCut(err) && (await this.serverAnswers())) {
+        if (options.resend && resends < CUT_CALL_RESENDS && wasCut(err) && (await this.serverAnswers())) {
           await pause(resendPauseMs(resends), signal);
           resends += 1;
+          options.onResend?.();
           continue;
         }
         throw await this.explain(operation, err, started);
@@ -245,7 +251,9 @@ export class CallDeadline {
     if (code === GRPC_FAILED_PRECONDITION && /no poller seen/i.test(causeText(err))) return new NoWorkerError(operation, this.address, this.taskQueue);
     const rpcGaveUp = err instanceof Error && err.name === 'WorkflowUpdateRPCTimeoutOrCancelledError';
     if (code === GRPC_UNAVAILABLE) return new TemporalUnreachableError(this.address, operation, Date.now() - started, causeText(err));
-    if (code !== GRPC_DEADLINE_EXCEEDED && !rpcGaveUp) return err;
+    // A call cancelled on the way (grpc-js says "Call cancelled", as when the deadline passes mid-retry) is told
+    // like one that ran out of time: it may still take effect.
+    if (code !== GRPC_DEADLINE_EXCEEDED && code !== GRPC_CANCELLED && !rpcGaveUp) return err;
     if (!(await this.serverAnswers())) return new TemporalUnreachableError(this.address, operation, Date.now() - started, causeText(err));
     return new TemporalCallTimeoutError(operation, this.callTimeoutMs, this.address, this.taskQueue);
   }

@@ -1,6 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { Metadata } from '@grpc/grpc-js';
 import { AgentClient, sessionConnectionInterceptors, type SessionEvent } from '../../client';
+import { SessionClosedError } from '../../client';
+import { workflowIdFor } from '../../workflows/messages';
 import { eventually, sessionOptions, startTestEnv, uniqueId, type TestEnv } from '../support/test-env';
 
 /*
@@ -132,12 +134,44 @@ it.each([
     // A wait for a turn sent without waiting.
     const sent = await faulty.agent.send(sessionOptions(sessionId), { text: 'fourth' });
     expect(await cutWhileWaiting(faulty.agent.waitForTurn(sessionId, sent.turnId))).toMatchObject({ turnId: 'turn-4', outcome: 'completed', text: 'answer' });
+    // The wait sent again joined the one the cut call had started (same update id), which would otherwise have
+    // held one of the session's three turn-wait slots until the turn ended.
+    const history = await env.client.workflow.getHandle(workflowIdFor(sessionId)).fetchHistory();
+    const waits = (history.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'waitForTurn');
+    expect(waits).toHaveLength(1);
     // Sent again under its id, each message ran once: no fifth turn, then or a moment later.
     await new Promise((r) => setTimeout(r, 500));
     const view = await env.agent.getSession(sessionId);
     expect(view.counters.turns).toBe(4);
     expect(view.queuedMessages).toBe(0);
     expect(view.currentTurnId).toBeNull();
+  } finally {
+    await faulty.close();
+  }
+}, 60_000);
+
+it.each([
+  ['with a start of the session', false],
+  ['to a session the client knows runs', true],
+])('a message cut short (%s) whose run is then terminated is not started again in a new run: the caller is told it may have run', async (_name, known) => {
+  const sessionId = uniqueId('cut-closed');
+  env.model.script([{ times: 3, respond: { kind: 'text', text: 'answer', chunkSize: 1, delayMs: 100 } }], { lane: sessionId });
+  const faulty = await faultyClient();
+  try {
+    await (known ? faulty.agent : env.agent).ask(sessionOptions(sessionId), { text: 'first' });
+    const handle = env.client.workflow.getHandle(workflowIdFor(sessionId));
+    const { runId } = await handle.describe();
+    const asking = faulty.agent.ask(sessionOptions(sessionId), { text: 'second' });
+    await new Promise((r) => setTimeout(r, 150));
+    // The call is cut, and before it is sent again (100 ms later) the run that took the message is gone.
+    faulty.cut(GRPC.DEADLINE_EXCEEDED);
+    await handle.terminate('test: the run ends while the message is sent again');
+    const failure = await asking.then(() => undefined, (err: unknown) => err);
+    expect(failure).toBeInstanceOf(SessionClosedError);
+    expect(String(failure)).toMatch(/read the session/i);
+    // No new run took the message again.
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await handle.describe()).runId).toBe(runId);
   } finally {
     await faulty.close();
   }
