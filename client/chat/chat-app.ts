@@ -2,7 +2,7 @@ import { clearLine, cursorTo, createInterface, type Interface } from 'node:readl
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { AgentClient } from '../agent-client';
 import { SessionNotFoundError } from '../errors';
-import { workflowIdFor } from '../../workflows/messages';
+import { readEventsQuery, workflowIdFor } from '../../workflows/messages';
 import type { AgentEvent } from '../../workflows/events';
 import type { PendingConfirmation, SessionOptionsInput } from '../../workflows/session-types';
 import { describeSession } from './describe-session';
@@ -256,9 +256,12 @@ export class ChatApp {
     const description = await this.agent.client.workflow.getHandle(workflowIdFor(this.sessionId)).describe().catch(() => null);
     const chain = description?.raw.workflowExecutionInfo?.firstRunId ?? null;
     if (chain && this.chain && chain !== this.chain) {
-      // The new chain's stream end is past the last offset read only when it went on from the archive.
-      const end = await WorkflowStreamClient.create(this.agent.client, workflowIdFor(this.sessionId)).getOffset().catch(() => 0);
-      if (end < this.resumeOffset) this.resumeOffset = 0;
+      // A restored chain's stream starts where the archive ended; a fresh one's at 0 (however far it has got since).
+      const kept = await this.agent.client.workflow
+        .getHandle(workflowIdFor(this.sessionId))
+        .query(readEventsQuery, { fromOffset: 0, limit: 1 })
+        .catch(() => undefined);
+      if (!kept || kept.earliestOffset === 0) this.resumeOffset = 0;
       this.completed.clear();
       this.say(this.style.dim('(the session had been archived: this message started it again)'));
     }
