@@ -1,5 +1,6 @@
 import { TruncatedOffsetError, type AgentClient, type SessionEvent } from '../client';
 import type { Principal } from '../workflows/principal';
+import { ProblemError } from './problem';
 
 /** What a reader of the hub is told. */
 export interface FeedListener {
@@ -152,7 +153,15 @@ export class EventHub {
         listener.event(e);
       },
       end: (error) => {
-        if (!stopped) listener.end(error);
+        if (stopped) return;
+        // The shared reader fell behind what the session keeps (it was catching up when the run continued as new),
+        // but this reader had already got everything before the earliest kept event: it missed nothing, and
+        // reconnecting from where it is starts a new shared reader.
+        if (error instanceof TruncatedOffsetError && error.earliestOffset <= last + 1) {
+          listener.end(new ProblemError(503, 'StreamRestarting', `The server's reader of session ${sessionId} fell behind and stopped; nothing of yours was lost. Reconnect from event ${last + 1}.`, { retryAfterSeconds: 1 }));
+          return;
+        }
+        listener.end(error);
       },
     };
     for (const e of f.buffer) forward.event(e);
