@@ -26,7 +26,7 @@ export const StreamEndMessage = z
   .meta({ id: 'StreamEndMessage', description: 'The last message when the session closes: `event: end`, `data: {}`.' });
 
 /** What a `problem` message carries: the problem details' fields a reader acts on. */
-export const StreamProblem = Problem.pick({ status: true, failureType: true, detail: true, currentVersion: true, retryAfterSeconds: true, earliestOffset: true });
+export const StreamProblem = Problem.pick({ status: true, failureType: true, detail: true, currentVersion: true, retryAfterSeconds: true, earliestOffset: true, nextOffset: true });
 export type StreamProblem = z.infer<typeof StreamProblem>;
 
 export const StreamProblemMessage = z

@@ -13,6 +13,7 @@ import {
   TemporalUnreachableError,
   TooManyWaitingError,
   TruncatedOffsetError,
+  OffsetAheadError,
 } from '../client/errors';
 
 /** RFC 9457 problem details, with our failure type and the fields a client acts on. */
@@ -27,6 +28,7 @@ export const Problem = z.object({
   errors: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('On 422: every invalid field'),
   retryAfterSeconds: z.number().optional(),
   earliestOffset: z.number().int().optional().describe('On 410 TruncatedOffset: the first event offset the session still keeps'),
+  nextOffset: z.number().int().optional().describe('On 409 OffsetAhead: the offset the session\'s next event will have (the asked one is past it)'),
 });
 export type Problem = z.infer<typeof Problem>;
 
@@ -89,6 +91,7 @@ export function problemFor(err: unknown): ProblemError {
     return new ProblemError(type === 'ConfirmationUnknown' ? 404 : 422, type, err.message);
   }
   if (err instanceof TruncatedOffsetError) return new ProblemError(410, 'TruncatedOffset', err.message, { earliestOffset: err.earliestOffset });
+  if (err instanceof OffsetAheadError) return new ProblemError(409, 'OffsetAhead', err.message, { nextOffset: err.nextOffset });
   // The server's address and task queue are the operator's to read (the API's log has the whole message), not every caller's.
   if (err instanceof TemporalUnreachableError) return new ProblemError(503, 'TemporalUnreachable', 'The workflow service is unreachable; retry shortly. The API server\'s log names the address it tried.', { retryAfterSeconds: 5 });
   if (err instanceof NoWorkerError) {

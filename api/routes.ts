@@ -134,7 +134,7 @@ export const eventsRoute = createRoute({
         'text/event-stream, one EventStreamMessage after another: `id: <offset>`, `event: <AgentEvent type>`, `data: <AgentEvent JSON>`; ends with `event: end` when the session closes, or `event: problem` (e.g. TruncatedOffset when the reader fell behind what the session keeps)',
       content: { 'text/event-stream': { schema: EventStreamMessage } },
     },
-    ...problemResponses(401, 403, 404, 410, 422, 429, 503),
+    ...problemResponses(401, 403, 404, 409, 410, 422, 429, 503, 504),
   },
 });
 

@@ -8,7 +8,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { ServerResponse } from 'node:http';
-import { NotAuthorizedError, SessionNotFoundError, type AgentClient, type SessionEvent } from '../client';
+import { NotAuthorizedError, OffsetAheadError, SessionNotFoundError, type AgentClient, type SessionEvent } from '../client';
 import { hasTenantRole, type Principal } from '../workflows/principal';
 import type { ApiTokenEntry, TokenBook } from './auth';
 import { EventHub, HUB_BUFFER_EVENTS } from './event-hub';
@@ -271,6 +271,12 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
       throw new ProblemError(429, 'TooManyStreams', `${key} already has ${open} open event streams (at most ${limits.streamsPerPrincipal}); close one first.`, { retryAfterSeconds: 5 });
     }
     const fromOffset = lastEventId !== undefined ? Number(lastEventId) + 1 : (from ?? 0);
+    // Past the stream's end (the session started afresh since the reader's last event, or a made-up offset): 409
+    // OffsetAhead with the next offset, where the stream would otherwise wait silently for an offset not coming.
+    if (fromOffset > 0) {
+      const next = await agentFor(c).nextEventOffset(sessionId);
+      if (fromOffset > next) throw new OffsetAheadError(sessionId, fromOffset, next);
+    }
     const queue: SessionEvent[] = [];
     let ended: { error?: unknown } | undefined;
     let wake: (() => void) | undefined;

@@ -72,6 +72,7 @@ import {
   SessionVersionConflictError,
   TooManyWaitingError,
   TruncatedOffsetError,
+  OffsetAheadError,
 } from './errors';
 import { CallDeadline, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, connectBounded } from './call-deadline';
 import { callLinkedTo, polledRunOf, sessionStreamClient } from './event-stream-subscription';
@@ -675,6 +676,11 @@ export class AgentClient {
     }
     // Read access is checked like getSession's (the owner, or an approver or admin of its tenant) before the first read.
     await this.getSession(sessionId);
+    // An offset no event has reached would be waited for silently (for ever, on a session that started afresh).
+    if (fromOffset > 0) {
+      const next = await this.nextEventOffset(sessionId);
+      if (fromOffset > next) throw new OffsetAheadError(sessionId, fromOffset, next);
+    }
     let expected = fromOffset;
     let yielded = false;
     let archiveChecked = false;
@@ -882,6 +888,21 @@ export class AgentClient {
       return await Promise.race([verdict, stopped]);
     } finally {
       stop.removeEventListener('abort', onStop);
+    }
+  }
+
+  /**
+   * The offset the session's next event will have (the end of its stream, on
+   * its latest run). Only its owner, or an approver or admin of its tenant,
+   * may ask. A reader resuming from past it would wait for an offset this
+   * run has not reached: `events()` refuses that with OffsetAheadError.
+   */
+  async nextEventOffset(sessionId: string): Promise<number> {
+    await this.readable(sessionId, this.requirePrincipal('nextEventOffset'));
+    try {
+      return await this.deadline.prompt(`reading the event offset of session ${sessionId}`, () => sessionStreamClient(this.client, workflowIdFor(sessionId)).getOffset(), RESEND);
+    } catch (err) {
+      translate(err, sessionId);
     }
   }
 

@@ -109,3 +109,20 @@ export class TruncatedOffsetError extends AgentClientError {
     );
   }
 }
+
+/**
+ * The asked offset is past the end of the session's event stream: no event
+ * has it yet. A reader that followed the session before gets this when the
+ * session has started afresh since (it ended without an archive, or its
+ * archive expired, and a new message started it again, its offsets from 0).
+ * `nextOffset` is the offset the session's next event will have.
+ */
+export class OffsetAheadError extends AgentClientError {
+  override readonly name = 'OffsetAheadError';
+  constructor(readonly sessionId: string, readonly requestedOffset: number, readonly nextOffset: number) {
+    super(
+      `Session ${sessionId} has published events up to offset ${nextOffset - 1} only, so offset ${requestedOffset} is ahead of it. ` +
+        'If you read this session before, it has started afresh since: read it again from offset 0.',
+    );
+  }
+}

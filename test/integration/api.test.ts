@@ -595,6 +595,25 @@ describe('HTTP API', () => {
     expect(rest.map((e) => e.id)).toEqual(all.slice(3).map((e) => e.id));
     const fromQuery = await readSse(`/v1/sessions/${sessionId}/events?from=${all[1]!.id}`, tokens.ana, turnDone(turnId));
     expect(fromQuery.map((e) => e.id)).toEqual(all.slice(1).map((e) => e.id));
+    // Past the stream's end (a made-up offset, or a session that started afresh since): 409 naming the next offset,
+    // where the stream used to stay open and silent. From the end itself, it waits for the next event, as before.
+    const next = Number(all.at(-1)!.id) + 1;
+    const asked: Array<[string, Record<string, string>]> = [
+      [`?from=${next + 1}`, {}],
+      ['', { 'last-event-id': String(next) }],
+    ];
+    for (const [query, headers] of asked) {
+      const ahead = await call('GET', `/v1/sessions/${sessionId}/events${query}`, tokens.ana, undefined, headers);
+      expect(ahead.status).toBe(409);
+      expect(await ahead.json()).toMatchObject({ failureType: 'OffsetAhead', nextOffset: next, detail: expect.stringMatching(new RegExp(`offset ${next + 1} is ahead of it`)) });
+    }
+    const atEnd = new AbortController();
+    const waiting = await fetch(`${base}/v1/sessions/${sessionId}/events?from=${next}`, { headers: { authorization: `Bearer ${tokens.ana}` }, signal: atEnd.signal });
+    expect(waiting.status).toBe(200);
+    atEnd.abort();
+    await expect(env.agent.events(sessionId, { fromOffset: next + 1 }).next()).rejects.toMatchObject({ name: 'OffsetAheadError', nextOffset: next });
+    // Strangers learn nothing of the offsets.
+    expect((await call('GET', `/v1/sessions/${sessionId}/events?from=${next + 1}`, tokens.eve)).status).toBe(403);
   });
 
   it('Last-Event-ID resumes across continue-as-new: the rest of the events, contiguous, from the next run', async () => {

@@ -395,6 +395,40 @@ describe('web console', () => {
     await waitForText(page, 'Back again.', 30_000);
   }, 120_000);
 
+  it('a page whose session ended follows it again when a message from elsewhere restores it, and starts over when one starts it afresh', async () => {
+    const sessionId = uniqueId('web-again');
+    env.model.script(
+      [
+        { respond: { kind: 'text', text: 'Before the archive.' } },
+        { respond: { kind: 'text', text: 'Restored and answering.' } },
+        { respond: { kind: 'text', text: 'A fresh start.' } },
+      ],
+      { lane: sessionId },
+    );
+    const options = sessionOptions(sessionId, { namespace: { tenant: 'acme', user: 'ana' }, memory: { enabled: false } });
+    const ana = env.agent.as({ tenant: 'acme', user: 'ana' });
+    await ana.ask(options, { text: 'one' });
+    const page = await signedIn(tokens.ana, `#/sessions/${sessionId}`);
+    await waitForText(page, 'Before the archive.');
+    const handle = env.client.workflow.getHandle(workflowIdFor(sessionId));
+    // Archived: the page says the run ended.
+    await ana.end(sessionId);
+    await waitForText(page, 'This run of the session has ended');
+    // Restored by a message sent elsewhere (not from this page): its answer shows here, after the old one.
+    await ana.send(options, { text: 'two' });
+    await waitForText(page, 'Restored and answering.');
+    expect(await textOf(page)).toContain('Before the archive.');
+    // Ended without an archive, then started afresh by a message from elsewhere: its offsets start again at 0, which
+    // the page used to wait past in silence. It says so and shows the new start.
+    await eventually(async () => (await ana.getSession(sessionId)).currentTurnId === null, 'the restored turn to end');
+    await handle.terminate('test: gone without an archive');
+    await waitForText(page, 'This run of the session has ended');
+    await ana.send(options, { text: 'three' });
+    await waitForText(page, 'A fresh start.');
+    await waitForText(page, 'The session started afresh');
+    expect(await textOf(page)).not.toContain('Restored and answering.');
+  }, 60_000);
+
   it('a reload mid-answer rebuilds the transcript from the event stream and keeps streaming, nothing lost or doubled', async () => {
     const sessionId = uniqueId('web-reload');
     const text = `${STORY} ${STORY.split('').reverse().join('')} The end.`;

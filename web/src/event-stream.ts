@@ -56,6 +56,12 @@ export interface StreamHandlers {
    * away while the session moved on): the stream goes on from `to`.
    */
   gap?(from: number, to: number): void;
+  /**
+   * The offset asked for is past the session's stream (409 OffsetAhead): the
+   * session started afresh since (its offsets from 0 again). The stream goes
+   * on from 0; what was shown of the old start should be set aside.
+   */
+  restarted?(): void;
 }
 
 /** Where a TruncatedOffset problem says the kept events start, when it says so and that is ahead of `next`. */
@@ -108,6 +114,11 @@ export async function followEvents(options: {
         if (resume !== undefined) {
           handlers.gap?.(next, resume);
           next = resume;
+          continue;
+        }
+        if (problem.failureType === 'OffsetAhead' && next > 0 && handlers.restarted) {
+          handlers.restarted();
+          next = 0;
           continue;
         }
         // Busy or unavailable: worth another try. Anything else will not change by retrying.

@@ -51,6 +51,16 @@ export function useSessionStream(sessionId: string, enabled: boolean): SessionSt
           setState(s);
         },
         problem: setProblem,
+        restarted() {
+          lastOffset.current = -1;
+          setTranscript(emptyTranscript());
+          setProblem({
+            status: 409,
+            title: 'The session started afresh',
+            detail: 'It had ended without an archive and a new message started it again: its events count from 0 again. The transcript shows the new start.',
+            failureType: 'OffsetAhead',
+          });
+        },
         gap(from, to) {
           lastOffset.current = to - 1;
           setProblem({

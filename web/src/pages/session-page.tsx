@@ -52,6 +52,24 @@ function SessionChat({ sessionId }: { sessionId: string }) {
     if (milestone) refreshView();
   }, [milestone, refreshView]);
 
+  // A stream that ended (the run archived, or ended) is followed again once the session runs again: restored or
+  // started afresh by a message from anywhere (another tab, the chat, the API), or by this page's own message sent
+  // while the end was still on its way. The session is read again when the stream ends, so a view from before
+  // the end does not count.
+  const streamState = stream.state;
+  const viewAtEnd = useRef<SessionView | undefined>(undefined);
+  useEffect(() => {
+    if (streamState !== 'ended') return;
+    viewAtEnd.current = view.data;
+    refreshView();
+    // Only the end itself: the view it saw is kept aside, and read again.
+  }, [streamState, refreshView]);
+  const { ensureFollowing } = stream;
+  useEffect(() => {
+    const status = view.data?.status;
+    if (streamState === 'ended' && view.data !== viewAtEnd.current && (status === 'active' || status === 'created')) ensureFollowing();
+  }, [streamState, view.data, ensureFollowing]);
+
   const shown: ShownTurn[] = useMemo(() => {
     const fromEvents = transcript.turns.map((turn) => ({ turn, message: sent.get(turn.turnId) ?? messageInWindow(view.data, turn.turnId) }));
     const seen = new Set(transcript.turns.map((t) => t.turnId));
