@@ -271,11 +271,12 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
       throw new ProblemError(429, 'TooManyStreams', `${key} already has ${open} open event streams (at most ${limits.streamsPerPrincipal}); close one first.`, { retryAfterSeconds: 5 });
     }
     const fromOffset = lastEventId !== undefined ? Number(lastEventId) + 1 : (from ?? 0);
-    // Past the stream's end (the session started afresh since the reader's last event, or a made-up offset): 409
-    // OffsetAhead with the next offset, where the stream would otherwise wait silently for an offset not coming.
+    // Past the open run's stream end (the session started afresh since the reader's last event, or a made-up offset):
+    // 409 OffsetAhead with the next offset, where the stream would otherwise wait silently for an offset not coming.
+    // A closed session's events come from its archive, which ends the stream by itself.
     if (fromOffset > 0) {
       const next = await agentFor(c).nextEventOffset(sessionId);
-      if (fromOffset > next) throw new OffsetAheadError(sessionId, fromOffset, next);
+      if (next !== undefined && fromOffset > next) throw new OffsetAheadError(sessionId, fromOffset, next);
     }
     const queue: SessionEvent[] = [];
     let ended: { error?: unknown } | undefined;

@@ -374,6 +374,14 @@ export class AgentClient {
       new SessionClosedError(
         `Session ${session.sessionId}'s run closed while message ${msg.clientMessageId} was being sent again after a call was cut short: it may have run. Read the session before sending it again.`,
       );
+    // Sent again after a cut: a run that has closed since the first call may have run the message (a run
+    // closed before it never saw it, and a message to it starts the session again, as for one never seen).
+    const closedSinceFirstCall = async (): Promise<boolean> => {
+      const latest = await this.handle(session.sessionId)
+        .describe()
+        .catch((err: unknown) => (noRunningWorkflow(err) ? undefined : Promise.reject(err)));
+      return latest !== undefined && latest.closeTime !== undefined && latest.closeTime.getTime() >= firstSentAt - CLOCK_SKEW_MS;
+    };
     if (known.has(workflowId)) {
       const what = `sendMessage to session ${session.sessionId}`;
       let accepted: WorkflowUpdateHandle<SendMessageResult> | undefined;
@@ -398,7 +406,7 @@ export class AgentClient {
         } else {
           // Refused before delivery because no run is open: start one below, as for a session never seen.
           if (!noRunningWorkflow(err)) translate(err, session.sessionId);
-          if (resent) throw mayHaveRun();
+          if (resent && (await closedSinceFirstCall())) throw mayHaveRun();
           known.delete(workflowId);
         }
       }
@@ -432,13 +440,6 @@ export class AgentClient {
             }
           : {}),
       });
-    // Sent again after a cut: a run that started since the first call and has closed may have run the message.
-    const closedSinceFirstCall = async (): Promise<boolean> => {
-      const latest = await this.handle(session.sessionId)
-        .describe()
-        .catch((err: unknown) => (noRunningWorkflow(err) ? undefined : Promise.reject(err)));
-      return latest !== undefined && latest.status.name !== 'RUNNING' && latest.startTime.getTime() >= firstSentAt - CLOCK_SKEW_MS;
-    };
     try {
       const result = await call(`sendMessage to session ${session.sessionId}`, async () => {
         if (resent && (await closedSinceFirstCall())) throw mayHaveRun();
@@ -678,7 +679,7 @@ export class AgentClient {
     await this.getSession(sessionId);
     // An offset no event has reached would be waited for silently (for ever, on a session that started afresh).
     if (fromOffset > 0) {
-      const next = await this.nextEventOffset(sessionId);
+      const next = await this.streamEnd(sessionId);
       if (fromOffset > next) throw new OffsetAheadError(sessionId, fromOffset, next);
     }
     let expected = fromOffset;
@@ -892,13 +893,20 @@ export class AgentClient {
   }
 
   /**
-   * The offset the session's next event will have (the end of its stream, on
-   * its latest run). Only its owner, or an approver or admin of its tenant,
-   * may ask. A reader resuming from past it would wait for an offset this
-   * run has not reached: `events()` refuses that with OffsetAheadError.
+   * The offset the session's next event will have (the end of its stream),
+   * while its latest run is open; undefined once it has closed (its events
+   * are then read from the archive). Only its owner, or an approver or
+   * admin of its tenant, may ask. A reader resuming from past it would wait
+   * for an offset the run has not reached: `events()` refuses that with
+   * OffsetAheadError, and so does the API's event stream.
    */
-  async nextEventOffset(sessionId: string): Promise<number> {
+  async nextEventOffset(sessionId: string): Promise<number | undefined> {
     await this.readable(sessionId, this.requirePrincipal('nextEventOffset'));
+    if (!(await this.isRunning(sessionId))) return undefined;
+    return this.streamEnd(sessionId);
+  }
+
+  private async streamEnd(sessionId: string): Promise<number> {
     try {
       return await this.deadline.prompt(`reading the event offset of session ${sessionId}`, () => sessionStreamClient(this.client, workflowIdFor(sessionId)).getOffset(), RESEND);
     } catch (err) {

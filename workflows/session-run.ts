@@ -263,6 +263,7 @@ export class SessionRun {
       channel: options.channel,
       metadata: options.metadata,
       createdAt: this.createdAt,
+      chainId: workflowInfo().firstExecutionRunId,
       currentTurnId: this.running?.turnId ?? null,
       currentStep: this.running?.step ?? 0,
       queuedMessages: this.queue.length,

@@ -350,6 +350,11 @@ const schemas = builtOnce('session-types', () => {
       channel: z.string(),
       metadata: z.record(z.string(), z.string()),
       createdAt: z.string(),
+      /**
+       * The chain of runs answering (its first run's id): the same across continue-as-new, another once the
+       * session is restored from its archive or started afresh. Absent from workers before it was shown.
+       */
+      chainId: z.string().optional(),
       currentTurnId: z.string().nullable(),
       currentStep: z.number().int(),
       queuedMessages: z.number().int(),

@@ -1,7 +1,7 @@
 import { clearLine, cursorTo, createInterface, type Interface } from 'node:readline';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { AgentClient } from '../agent-client';
-import { SessionNotFoundError } from '../errors';
+import { OffsetAheadError, SessionNotFoundError } from '../errors';
 import { readEventsQuery, workflowIdFor } from '../../workflows/messages';
 import type { AgentEvent } from '../../workflows/events';
 import type { PendingConfirmation, SessionOptionsInput } from '../../workflows/session-types';
@@ -285,6 +285,14 @@ export class ChatApp {
       (err: unknown) => {
         if (this.feed !== feed || this.closing) return;
         this.feed = null;
+        if ((err instanceof Error ? err.cause : undefined) instanceof OffsetAheadError && fromOffset > 0) {
+          // Read past the stream's end: the session started afresh (taken above for a restored one). From its start.
+          this.resumeOffset = 0;
+          this.completed.clear();
+          this.say(this.style.dim('(the session started afresh: reading it from its start)'));
+          this.startFeed(0);
+          return;
+        }
         const message = err instanceof Error ? err.message : String(err);
         const next = this.resumeOffset > fromOffset ? 1 : attempt + 1;
         if (next <= 3) {

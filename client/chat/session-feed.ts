@@ -108,7 +108,7 @@ export class SessionFeed {
       return 'ended';
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
-      this.failure = new Error(`reading the events of session ${this.sessionId} failed: ${error.message}`);
+      this.failure = new Error(`reading the events of session ${this.sessionId} failed: ${error.message}`, { cause: error });
       throw this.failure;
     } finally {
       this.ended = true;

@@ -24,6 +24,8 @@ it('a reader "from whatever is kept" of a restored session that dropped events s
   env.model.script(Array.from({ length: 60 }, () => ({ respond: (): StepResponse => ({ kind: 'text', text: long }) })), { lane: sessionId });
   const options = sessionOptions(sessionId, { limits: { maxHistoryEvents: 200, windowMaxTurns: 200, windowMaxTokens: 1_000_000 } });
   await env.agent.ask(options, { text: 'before the archive' });
+  const firstChain = (await env.agent.getSession(sessionId)).chainId;
+  expect(firstChain).toEqual(expect.any(String));
   const handle = env.client.workflow.getHandle(workflowIdFor(sessionId));
   await env.agent.end(sessionId);
   await eventually(async () => (await handle.describe()).status.name === 'COMPLETED', 'the session to archive', 30_000);
@@ -39,6 +41,11 @@ it('a reader "from whatever is kept" of a restored session that dropped events s
     if (kept.earliestOffset > archiveEnd) break;
   }
   expect(turns).toBeLessThan(50);
+  // The view names the chain of runs: another since the restore, the same across the continue-as-new since.
+  const view = await env.agent.getSession(sessionId);
+  expect(view.counters.continuedAsNew).toBeGreaterThan(0);
+  expect(view.chainId).not.toBe(firstChain);
+  expect(view.chainId).toBe((await handle.describe()).raw.workflowExecutionInfo?.firstRunId);
 
   const events: SessionEvent[] = [];
   let failure: unknown;

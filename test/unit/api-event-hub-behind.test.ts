@@ -23,7 +23,8 @@ function behindAgent(): AgentClient {
     throw new TruncatedOffsetError(SESSION, 5, 8);
   };
   const owner = { tenant: 'acme', user: 'ana' };
-  const agent = { as: () => agent, events, getSession: async () => ({ sessionId: SESSION, owner, namespace: owner, version: 1 }) };
+  // Its stream has got to offset 11: the reader below resumes at 10, within it.
+  const agent = { as: () => agent, events, getSession: async () => ({ sessionId: SESSION, owner, namespace: owner, version: 1 }), nextEventOffset: async () => 11 };
   return agent as unknown as AgentClient;
 }
 

@@ -33,6 +33,8 @@ function floodingAgent(count: number, owner = { tenant: 'acme', user: 'ana' }): 
     as: () => agent,
     events,
     getSession: async () => ({ sessionId: SESSION, owner, namespace: owner, version: 1 }),
+    // All `count` events are published at once.
+    nextEventOffset: async () => count,
   };
   return agent as unknown as AgentClient;
 }

@@ -198,6 +198,7 @@ function problemFromStream(data: string): Problem {
       detail: typeof body.detail === 'string' ? body.detail : 'The server ended the event stream with an error.',
       failureType: typeof body.failureType === 'string' ? body.failureType : 'StreamFailed',
       ...(typeof body.earliestOffset === 'number' ? { earliestOffset: body.earliestOffset } : {}),
+      ...(typeof body.retryAfterSeconds === 'number' ? { retryAfterSeconds: body.retryAfterSeconds } : {}),
     };
   } catch {
     return { status: 500, title: 'The event stream stopped', detail: 'The server ended the event stream with an error.', failureType: 'StreamFailed' };

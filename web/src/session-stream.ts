@@ -78,6 +78,13 @@ export function useSessionStream(sessionId: string, enabled: boolean): SessionSt
 
   const ensureFollowing = useCallback(() => {
     const s = stateRef.current;
+    if (s === 'ended') {
+      // The run this page read has closed, and the session runs again: restored from its archive (which holds
+      // what was archived, not what a run that ended without archiving said last) or started afresh. Its
+      // offsets may repeat ones this page has shown for other events, so the transcript is read again from 0.
+      lastOffset.current = -1;
+      setTranscript(emptyTranscript());
+    }
     if (s === 'ended' || s === 'failed' || s === 'idle') setGeneration((g) => g + 1);
   }, []);
 

@@ -56,18 +56,21 @@ function SessionChat({ sessionId }: { sessionId: string }) {
   // started afresh by a message from anywhere (another tab, the chat, the API), or by this page's own message sent
   // while the end was still on its way. The session is read again when the stream ends, so a view from before
   // the end does not count.
+  // A run that closed without archiving (terminated, failed) still answers as it was, 'active': the page follows
+  // again only once another chain of runs answers (restored, or started afresh), so a closed run is not followed
+  // again and again. (Workers from before the chain was shown: a new version or start time stands in for it.)
   const streamState = stream.state;
-  const viewAtEnd = useRef<SessionView | undefined>(undefined);
+  const movedKey = (v: SessionView | undefined) => (v ? (v.chainId ?? `${v.createdAt}:${v.version}`) : '');
+  const viewAtEnd = useRef('');
   useEffect(() => {
     if (streamState !== 'ended') return;
-    viewAtEnd.current = view.data;
+    viewAtEnd.current = movedKey(view.data);
     refreshView();
-    // Only the end itself: the view it saw is kept aside, and read again.
   }, [streamState, refreshView]);
   const { ensureFollowing } = stream;
   useEffect(() => {
     const status = view.data?.status;
-    if (streamState === 'ended' && view.data !== viewAtEnd.current && (status === 'active' || status === 'created')) ensureFollowing();
+    if (streamState === 'ended' && movedKey(view.data) !== viewAtEnd.current && (status === 'active' || status === 'created')) ensureFollowing();
   }, [streamState, view.data, ensureFollowing]);
 
   const shown: ShownTurn[] = useMemo(() => {
