@@ -64,7 +64,16 @@ it('with every session that holds a call unreadable, the inbox is 504 naming the
     await expect(agent.as({ tenant: 'acme', user: 'ana' }).getSession(sessionId)).rejects.toBeInstanceOf(NoWorkerError);
 
     await env.startWorker(probeTools(log));
-    const back = (await (await inbox()).json()) as { approvals: Array<{ sessionId: string; toolName: string }>; unreadable?: string[] };
+    // Until the server has seen the new worker poll, it may still refuse (503 NoWorker, retried after a moment).
+    let back: { approvals?: Array<{ sessionId: string; toolName: string }>; unreadable?: string[]; failureType?: string } = {};
+    const refusals: string[] = [];
+    await eventually(async () => {
+      const res = await inbox();
+      back = (await res.json()) as typeof back;
+      if (res.status !== 200) refusals.push(`${res.status} ${back.failureType}`);
+      return res.status === 200;
+    }, 'the inbox to answer with the worker back');
+    for (const refusal of refusals) expect(refusal).toMatch(/^(503 NoWorker|504 TemporalCallTimeout)$/);
     expect(back.approvals).toEqual([expect.objectContaining({ sessionId, toolName: 'local_wipe' })]);
     expect(back.unreadable).toBeUndefined();
   } finally {
