@@ -7,6 +7,7 @@ import {
   WorkflowUpdateStage,
   isGrpcServiceError,
   type WorkflowClient,
+  type WorkflowExecutionDescription,
   type WorkflowResultType,
   type WorkflowStartOptions,
   type WorkflowUpdateHandle,
@@ -377,9 +378,7 @@ export class AgentClient {
     // Sent again after a cut: a run that has closed since the first call may have run the message (a run
     // closed before it never saw it, and a message to it starts the session again, as for one never seen).
     const closedSinceFirstCall = async (): Promise<boolean> => {
-      const latest = await this.handle(session.sessionId)
-        .describe()
-        .catch((err: unknown) => (noRunningWorkflow(err) ? undefined : Promise.reject(err)));
+      const latest = await this.describeRun(session.sessionId);
       return latest !== undefined && latest.closeTime !== undefined && latest.closeTime.getTime() >= firstSentAt - CLOCK_SKEW_MS;
     };
     if (known.has(workflowId)) {
@@ -862,14 +861,8 @@ export class AgentClient {
    */
   private async streamEnded(sessionId: string, runId: string | undefined, stop: AbortSignal): Promise<'ended' | 'dropped' | 'stopped'> {
     const describe = async (id?: string) => {
-      const handle = id ? this.client.workflow.getHandle(workflowIdFor(sessionId), id) : this.handle(sessionId);
-      try {
-        const info = await this.deadline.prompt(`describe session ${sessionId}`, () => handle.describe(), RESEND);
-        return { status: info.status.name, chain: info.raw.workflowExecutionInfo?.firstRunId ?? undefined };
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5)) return undefined;
-        throw err;
-      }
+      const info = await this.describeRun(sessionId, id);
+      return info && { status: info.status.name, chain: info.raw.workflowExecutionInfo?.firstRunId ?? undefined };
     };
     const verdict = (async (): Promise<'ended' | 'dropped'> => {
       const polled = runId ? await describe(runId) : undefined;
@@ -916,11 +909,16 @@ export class AgentClient {
 
   /** Whether the session's latest run is open (false when it has closed, or never existed). */
   private async isRunning(sessionId: string): Promise<boolean> {
+    return (await this.describeRun(sessionId))?.status.name === 'RUNNING';
+  }
+
+  /** The session's run `runId` (its latest without one) as the server describes it; undefined when there is none. */
+  private async describeRun(sessionId: string, runId?: string): Promise<WorkflowExecutionDescription | undefined> {
+    const handle = runId ? this.client.workflow.getHandle(workflowIdFor(sessionId), runId) : this.handle(sessionId);
     try {
-      const info = await this.deadline.prompt(`describe session ${sessionId}`, () => this.handle(sessionId).describe(), RESEND);
-      return info.status.name === 'RUNNING';
+      return await this.deadline.prompt(`describe session ${sessionId}`, () => handle.describe(), RESEND);
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5)) return false;
+      if (err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5)) return undefined;
       throw err;
     }
   }
