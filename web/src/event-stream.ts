@@ -1,47 +1,6 @@
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { networkProblem, problemOf, type Problem } from './api';
 import type { AgentEvent } from './api-types';
-
-/** One Server-Sent Event block as read off the wire. */
-export interface SseMessage {
-  id?: string;
-  event?: string;
-  data: string;
-}
-
-/**
- * Splits a text stream into SSE messages. Fed chunk by chunk; a message that
- * straddles two chunks is kept until its blank line arrives. Comment lines
- * (keep-alives) are skipped.
- */
-export class SseParser {
-  private buffer = '';
-
-  push(chunk: string): SseMessage[] {
-    this.buffer += chunk.replace(/\r\n?/g, '\n');
-    const out: SseMessage[] = [];
-    let cut: number;
-    while ((cut = this.buffer.indexOf('\n\n')) >= 0) {
-      const block = this.buffer.slice(0, cut);
-      this.buffer = this.buffer.slice(cut + 2);
-      const message: SseMessage = { data: '' };
-      let hasData = false;
-      for (const line of block.split('\n')) {
-        if (line === '' || line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'id') message.id = value;
-        else if (field === 'event') message.event = value;
-        else if (field === 'data') {
-          message.data = hasData ? `${message.data}\n${value}` : value;
-          hasData = true;
-        }
-      }
-      if (message.event !== undefined || hasData) out.push(message);
-    }
-    return out;
-  }
-}
 
 export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'failed';
 
@@ -129,50 +88,48 @@ export async function followEvents(options: {
         dropped = problem;
       } else {
         handlers.state('live');
-        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-        const parser = new SseParser();
+        // eventsource-parser splits the stream into messages (any of the spec's line ends; keep-alive comments skipped).
+        const reader = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
         let resumed = false;
         reading: for (;;) {
-          const { value, done } = await reader.read();
+          const { value: m, done } = await reader.read();
           if (done) break;
-          for (const m of parser.push(value)) {
-            if (m.event === 'end') {
-              handlers.state('ended');
-              return;
-            }
-            if (m.event === 'problem') {
-              const problem = problemFromStream(m.data);
-              const resume = resumeAt(problem, next);
-              if (resume !== undefined) {
-                // Fell behind what the session keeps: go on from what it still has, saying what was missed.
-                handlers.gap?.(next, resume);
-                next = resume;
-                resumed = true;
-                break reading;
-              }
-              // The server could not read the session just now (Temporal or the workers busy): retried, as a
-              // refused request of that kind is. Anything else will not change by retrying.
-              if (problem.status !== 429 && problem.status < 500) {
-                handlers.state('failed');
-                return handlers.problem(problem);
-              }
-              dropped = problem;
+          if (m.event === 'end') {
+            handlers.state('ended');
+            return;
+          }
+          if (m.event === 'problem') {
+            const problem = problemFromStream(m.data);
+            const resume = resumeAt(problem, next);
+            if (resume !== undefined) {
+              // Fell behind what the session keeps: go on from what it still has, saying what was missed.
+              handlers.gap?.(next, resume);
+              next = resume;
+              resumed = true;
               break reading;
             }
-            const offset = Number(m.id);
-            if (!Number.isInteger(offset) || offset < next) continue;
-            let parsed: unknown;
-            try {
-              parsed = JSON.parse(m.data);
-            } catch {
-              continue;
+            // The server could not read the session just now (Temporal or the workers busy): retried, as a
+            // refused request of that kind is. Anything else will not change by retrying.
+            if (problem.status !== 429 && problem.status < 500) {
+              handlers.state('failed');
+              return handlers.problem(problem);
             }
-            if (!isEvent(parsed)) continue;
-            next = offset + 1;
-            // The backoff starts over once the stream delivers, not on an answer that fails straight away.
-            failures = 0;
-            handlers.event(offset, parsed);
+            dropped = problem;
+            break reading;
           }
+          const offset = Number(m.id);
+          if (!Number.isInteger(offset) || offset < next) continue;
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(m.data);
+          } catch {
+            continue;
+          }
+          if (!isEvent(parsed)) continue;
+          next = offset + 1;
+          // The backoff starts over once the stream delivers, not on an answer that fails straight away.
+          failures = 0;
+          handlers.event(offset, parsed);
         }
         if (resumed || dropped) await reader.cancel().catch(() => undefined);
         if (resumed) continue;
