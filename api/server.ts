@@ -44,6 +44,9 @@ export interface ApiLimits {
   streamQueueEvents: number;
 }
 
+/** How many checks a write's stall time is counted in (see the event stream's `write`). */
+const STALL_TICKS = 10;
+
 export const DEFAULT_API_LIMITS: ApiLimits = {
   maxBodyBytes: 256 * 1024,
   requestsPerMinute: 600,
@@ -317,13 +320,25 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
         aborted = true;
         wake?.();
       });
-      /** One write, the connection closed when the reader takes nothing for the stall time. */
+      /**
+       * One write, the connection closed when the reader takes nothing for the stall time. The time counted is time
+       * the server ran: a tick that comes late (the process paused by a long GC or a starved CPU, when no reader
+       * could be seen taking anything) counts at most two ticks, so a pause alone never drops a reader that keeps up.
+       */
       const write = async (send: () => Promise<unknown>): Promise<void> => {
-        const stall = setTimeout(() => drop('stalled'), limits.streamStallMs);
+        const tickMs = Math.max(1, Math.floor(limits.streamStallMs / STALL_TICKS));
+        let waited = 0;
+        let last = performance.now();
+        const stall = setInterval(() => {
+          const now = performance.now();
+          waited += Math.min(now - last, 2 * tickMs);
+          last = now;
+          if (waited >= limits.streamStallMs) drop('stalled');
+        }, tickMs);
         try {
           await send();
         } finally {
-          clearTimeout(stall);
+          clearInterval(stall);
         }
       };
       try {

@@ -133,6 +133,29 @@ describe('an event stream whose reader stops reading', () => {
     }
   }, 60_000);
 
+  it('a reader that keeps up is not closed when the server itself stops running for longer than the stall time (a pause, not the reader)', async () => {
+    const count = 160;
+    const s = await serve(count, { streamStallMs: 500 });
+    try {
+      let paused = false;
+      const got = await readAll(await openUnread(`${s.url}${eventsPath}`, s.token), (e) => {
+        if (!paused && e.id === '20') {
+          // The whole process (server and reader alike) runs nothing for 1.2 s, as in a long GC pause or on a starved
+          // CPU, while the server's write of the next big event waits for the reader.
+          paused = true;
+          const until = Date.now() + 1_200;
+          while (Date.now() < until);
+        }
+        return e.id === String(count - 1);
+      });
+      expect(paused).toBe(true);
+      expect(got.map((e) => Number(e.id))).toEqual(Array.from({ length: count }, (_, i) => i));
+      expect(s.lines).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+
   it('a reader that keeps up is never closed, however long a write of a big event takes', async () => {
     const count = 160;
     const s = await serve(count, { streamStallMs: 500 });
