@@ -96,6 +96,35 @@ export function fitArchive<A extends { window: Turn[]; toolCalls: unknown[] }>(a
 
 /** The texts of turns sent to a model-backed activity are cut to these lengths, in turn. */
 const ACTIVITY_TEXT_CUTS = [16_000, 4_000, 1_000, 200];
+
+/** What one `getSession` answer may hold: the server refuses a query answer over 2 MB (the payload codec's few bytes included). */
+export const VIEW_MAX_BYTES = CARRIED_STATE_HARD_BYTES;
+
+const SHOW = "too long to show in one getSession answer; the session's events hold it whole";
+
+/**
+ * Makes a session's view fit in one query answer. A window of very long tool
+ * results or answers (a turn that read four files of 200,000 characters)
+ * made `getSession` over 2 MB: the server refused the answer, and the
+ * session could not be looked at until the turn left the window. The
+ * window's longest texts are cut first, each marked, then the last turn's
+ * answer; last, the oldest turns of the window are left out. What was cut is
+ * named in `dropped`. A query changes nothing in the run.
+ */
+export function fitView<V extends { window: Turn[]; lastTurn: { text: string } | null }>(view: V, budget = VIEW_MAX_BYTES): { view: V; dropped: string[] } {
+  const dropped: string[] = [];
+  if (payloadBytes(view) <= budget) return { view, dropped };
+  const cuts: Array<Cut<V>> = [
+    ...ACTIVITY_TEXT_CUTS.map((max): Cut<V> => [`the window's texts past ${max} characters (cut)`, (v) => ({ ...v, window: cutTurns(v.window, max, SHOW) })]),
+    ["the last turn's answer past 16000 characters (cut)", (v) => ({ ...v, lastTurn: v.lastTurn && { ...v.lastTurn, text: cutText(v.lastTurn.text, 16_000, SHOW) } })],
+  ];
+  let fitted = cutToFit(view, cuts, budget, dropped);
+  const turns = fitted.window.length;
+  while (fitted.window.length > 0 && payloadBytes(fitted) > budget) fitted = { ...fitted, window: fitted.window.slice(1) };
+  if (fitted.window.length < turns) dropped.push(`the window's ${turns - fitted.window.length} oldest turn(s)`);
+  return { view: fitted, dropped };
+}
+
 const SEND = 'too long to send in one activity input';
 
 /** A turn as its gist: the person's first message and the model's last answer without tool calls, each at most 1,000 characters. */

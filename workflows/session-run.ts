@@ -2,6 +2,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { ApplicationFailure, type CancellationScope, condition, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { ToolCatalog } from './tool-spec';
 import { PromptLedger } from './prompt-parts';
+import { fitView } from './carried-state-budget';
 import { EventEmitter } from './event-emitter';
 import { FailureType } from './failure-types';
 import type { Decision } from './react-turn';
@@ -252,6 +253,11 @@ export class SessionRun {
   }
 
   view(): SessionView {
+    const { view, dropped } = fitView(this.wholeView());
+    return dropped.length > 0 ? { ...view, cut: dropped } : view;
+  }
+
+  private wholeView(): SessionView {
     const { options, context } = this;
     return {
       sessionId: this.sessionId,

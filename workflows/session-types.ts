@@ -370,6 +370,12 @@ const schemas = builtOnce('session-types', () => {
       // Not .nullable(): the OpenAPI generator writes a nullable named schema as allOf [$ref, null type], which refuses null
       // (asteasolutions/zod-to-openapi PR 387); a union with null is the same schema and comes out as anyOf.
       lastTurn: z.union([TurnResult, z.null()]),
+      /**
+       * What this answer left out to fit in one query answer (the server refuses one over 2 MB): the window's longest
+       * texts cut (each marked where it is cut), or its oldest turns. The session's events hold them whole. Absent
+       * when nothing was left out.
+       */
+      cut: z.array(z.string()).optional(),
     })
     .meta({ id: 'SessionView', description: 'A session as getSession shows it: status, window, summary, key facts, pending confirmations and inputs, counters.' });
   return { UserNamespace, ToolPolicy, SessionLimits, MemoryPolicy, BusyPolicy, SessionOptions, SendMessageInput, DecideToolCallInput, InterruptInput, EndSessionInput, WaitForTurnInput, TextDeltasInput, ToolProgressInput, SessionStatus, Activity, TurnOutcome, ToolChange, PendingConfirmation, Turn, TurnResult, SendMessageResult, SessionCounters, SessionView };

@@ -40,11 +40,19 @@ it('a turn of 2.4 MB of tool results still archives, its longest texts cut and m
   const options = sessionOptions(sessionId, { limits: { windowMaxTokens: 1_000_000 } });
   const first = (await env.agent.ask(options, { text: 'read the four files' })).turn;
   // Not vacuous: the turn ran the four reads, and their results in the window are over what one payload takes
-  // (4 x 200,000 characters of 3 bytes; getSession cannot show such a window, its answer is over the limit too).
+  // (4 x 200,000 characters of 3 bytes).
   expect(first.toolCalls).toBe(4);
   // The next model call's prompt would hold the four results whole: over what one call may send, so the turn ends there.
   expect({ outcome: first.outcome, error: first.error }).toEqual({ outcome: 'failed', error: expect.stringMatching(/^ModelRequestInvalid: The prompt for step 2 is \d+ bytes, over the 524288-byte limit/) });
   expect(payloadBytes('数'.repeat(4 * 200_000))).toBeGreaterThan(2 * 1024 * 1024);
+  // The session can still be looked at: its view is cut to fit one query answer (the server refuses one over 2 MB),
+  // saying what it left out, where it was refused before.
+  const view = await env.agent.getSession(sessionId);
+  expect(view.cut).toEqual(["the window's texts past 16000 characters (cut)"]);
+  const shown = view.window.flatMap((t) => t.messages).filter((m) => m.role === 'tool');
+  expect(shown).toHaveLength(4);
+  for (const m of shown) expect(m.content).toMatch(/^数{16000}… \[cut from 200000 characters: too long to show in one getSession answer; the session's events hold it whole\]$/);
+  expect(payloadBytes(view)).toBeLessThan(2 * 1024 * 1024);
 
   await env.agent.end(sessionId, 'archive it');
   const handle = env.client.workflow.getHandle(workflowIdFor(sessionId));

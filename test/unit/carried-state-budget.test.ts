@@ -1,4 +1,4 @@
-import { CARRIED_STATE_HARD_BYTES, fitCarriedState, fitTurnsInput } from '../../workflows/carried-state-budget';
+import { CARRIED_STATE_HARD_BYTES, fitCarriedState, fitTurnsInput, fitView } from '../../workflows/carried-state-budget';
 import type { Turn } from '../../workflows/session-types';
 import { payloadBytes } from '../../workflows/payload-budget';
 import { emptyContext } from '../../workflows/session-context';
@@ -74,19 +74,21 @@ describe('the state carried across continue-as-new', () => {
   });
 });
 
+/** A turn of one tool call whose result is `chars` characters of 3 bytes. */
+const turn = (i: number, chars: number): Turn => ({
+  turnId: `turn-${i}`,
+  startedAt: '2026-01-01T00:00:00.000Z',
+  endedAt: '2026-01-01T00:00:01.000Z',
+  outcome: 'completed',
+  messages: [
+    { role: 'user', content: `question ${i}` },
+    { role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'read', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: `c${i}`, content: '数'.repeat(chars) },
+    { role: 'assistant', content: `answer ${i}` },
+  ],
+});
+
 describe('the turns a fold or a memory extraction is given', () => {
-  const turn = (i: number, chars: number): Turn => ({
-    turnId: `turn-${i}`,
-    startedAt: '2026-01-01T00:00:00.000Z',
-    endedAt: '2026-01-01T00:00:01.000Z',
-    outcome: 'completed',
-    messages: [
-      { role: 'user', content: `question ${i}` },
-      { role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'read', arguments: '{}' } }] },
-      { role: 'tool', tool_call_id: `c${i}`, content: '数'.repeat(chars) },
-      { role: 'assistant', content: `answer ${i}` },
-    ],
-  });
   const inputOf = (turns: Turn[]) => ({ turns });
 
   it('are left whole when they fit', () => {
@@ -113,5 +115,30 @@ describe('the turns a fold or a memory extraction is given', () => {
     expect(fewer.dropped.at(-1)).toMatch(/^the \d+ oldest turn\(s\)$/);
     expect(fewer.turns.at(-1)?.turnId).toBe('turn-399');
     expect(payloadBytes(inputOf(fewer.turns))).toBeLessThanOrEqual(20_000);
+  });
+});
+
+describe('the session view getSession answers', () => {
+  const view = (turns: Turn[], answerChars: number) => ({ sessionId: 's', window: turns, lastTurn: { turnId: 't', text: 'a'.repeat(answerChars) } });
+
+  it('is the same object when it fits', () => {
+    const v = view([turn(1, 100)], 100);
+    expect(fitView(v)).toEqual({ view: v, dropped: [] });
+    expect(fitView(v).view).toBe(v);
+  });
+
+  it('has the window texts cut, then the last answer, then the oldest turns left out, until it fits; the newest turn stays', () => {
+    const cut = fitView(view([1, 2, 3].map((i) => turn(i, 200_000)), 10), 1_000_000);
+    expect(cut.dropped).toEqual(["the window's texts past 16000 characters (cut)"]);
+    expect(cut.view.window[0]?.messages[2]?.content).toMatch(/^数{16000}… \[cut from 200000 characters: too long to show in one getSession answer; the session's events hold it whole\]$/);
+    const all = fitView(view(Array.from({ length: 50 }, (_, i) => turn(i, 300)), 100_000), 20_000);
+    expect(all.dropped).toEqual([
+      ...[16_000, 4_000, 1_000, 200].map((n) => `the window's texts past ${n} characters (cut)`),
+      "the last turn's answer past 16000 characters (cut)",
+      expect.stringMatching(/^the window's \d+ oldest turn\(s\)$/),
+    ]);
+    expect(all.view.window.at(-1)?.turnId).toBe('turn-49');
+    expect(all.view.lastTurn.text).toMatch(/^a{16000}… \[cut from 100000 characters/);
+    expect(payloadBytes(all.view)).toBeLessThanOrEqual(20_000);
   });
 });
