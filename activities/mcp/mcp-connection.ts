@@ -4,11 +4,12 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolRe
 import { hashOf } from '../tools/tool-registry';
 import type { McpServerConfig } from './mcp-config';
 import { McpUnavailableError, isConnectionFailure, isSessionNotFound } from './mcp-failure-kinds';
-import { listAllTools } from './mcp-list-tools';
+import { listAllTools, type RefusedTool } from './mcp-list-tools';
 import { errorText, serverLogger, type McpLogger } from './mcp-log';
 import { ProgressRouter } from './mcp-progress-routing';
 import { MAX_TOOLS_PER_SERVER, selectTools, unsupportedReason } from './mcp-tool-support';
 import { safeOutputValidator } from './mcp-output-validator';
+import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { McpOAuth, McpOAuthProvider } from './mcp-oauth-provider';
 import { backoffDelay, waitFor, withTimeout } from './mcp-timing';
 import { createTransport, type McpTransportHandle } from './mcp-transport';
@@ -70,6 +71,8 @@ export class McpConnection {
   private handle: McpTransportHandle | null = null;
   private state: McpConnectionStatus = 'connecting';
   private toolList: Tool[] = [];
+  /** The output schema checks of the tools held (listAllTools lists without the SDK's own). */
+  private outputChecks = new Map<string, JsonSchemaValidator<unknown>>();
   private toolsHash = '';
   private lastErrorText: string | undefined;
   private attempt = 0;
@@ -178,6 +181,7 @@ export class McpConnection {
     const meta = progress ? { _meta: { progressToken: progress.token } } : {};
     const call = async (c: Client) => {
       const result = (await c.callTool({ name, arguments: args, ...meta }, undefined, { signal: options.signal, timeout: remaining() })) as CallToolResult;
+      this.checkOutput(name, result);
       this.metrics.call(result.isError ? 'tool_error' : 'ok');
       if (this.client === c) this.timeoutsInARow = 0;
       return result;
@@ -314,7 +318,7 @@ export class McpConnection {
     });
     client.onclose = () => this.onClosed(client);
     client.onerror = (err) => this.onError(client, err);
-    let tools: Tool[];
+    let tools: { tools: Tool[]; refused: RefusedTool[] };
     try {
       tools = await withTimeout(
         client.connect(handle.transport, { timeout }).then(() => listAllTools(client, timeout)),
@@ -422,16 +426,32 @@ export class McpConnection {
     }
   }
 
+  /**
+   * A result against the output schema its tool declares, as the SDK checks it when it lists the tools itself
+   * (same errors, so they are told apart as a result that does not fit, after the tool ran: mcp-errors.ts).
+   */
+  private checkOutput(name: string, result: CallToolResult): void {
+    const check = this.outputChecks.get(name);
+    if (!check || result.isError) return;
+    if (result.structuredContent === undefined) {
+      throw new McpError(ErrorCode.InvalidRequest, `Tool ${name} has an output schema but did not return structured content`);
+    }
+    const verdict = check(result.structuredContent);
+    if (!verdict.valid) throw new McpError(ErrorCode.InvalidParams, `Structured content does not match the tool's output schema: ${verdict.errorMessage}`);
+  }
+
   /** Keeps the server's tools; true when the list differs from the one held (not on the first list). */
-  private setTools(listed: Tool[]): boolean {
+  private setTools({ tools: listed, refused }: { tools: Tool[]; refused: RefusedTool[] }): boolean {
+    const withhold = (name: string, why: string): void => {
+      if (this.withheldReported.has(name)) return;
+      this.withheldReported.add(name);
+      this.log.warn(`tool "${name}" is not offered: ${why}`);
+    };
+    for (const { name, why } of refused) withhold(name, why);
     let tools = listed.filter((tool) => {
       const why = unsupportedReason(tool);
-      if (why === undefined) return true;
-      if (!this.withheldReported.has(tool.name)) {
-        this.withheldReported.add(tool.name);
-        this.log.warn(`tool "${tool.name}" is not offered: ${why}`);
-      }
-      return false;
+      if (why !== undefined) withhold(tool.name, why);
+      return why === undefined;
     });
     // Counted after the server's allow and deny lists: the tools an operator picked are the ones offered.
     const offered = selectTools(this.server, tools);
@@ -450,6 +470,7 @@ export class McpConnection {
     if (hash === this.toolsHash) return false;
     const first = this.toolsHash === '';
     this.toolList = tools;
+    this.outputChecks = new Map(tools.filter((t) => t.outputSchema !== undefined).map((t) => [t.name, safeOutputValidator.getValidator(t.outputSchema as JsonSchemaType)]));
     this.toolsHash = hash;
     if (!first) this.log.info(`tool list changed: ${tools.map((t) => t.name).join(', ')}`);
     this.options.onToolsChanged?.(this);

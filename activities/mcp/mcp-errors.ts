@@ -26,6 +26,16 @@ function clip(text: string): string {
 /** The client's own check of a result against the tool's output schema, made after the tool ran. */
 const OUTPUT_SCHEMA_FAILURE = /^(?:Structured content does not match the tool's output schema|Failed to validate structured content|Tool .* has an output schema but did not return structured content)/s;
 
+/** The server's MCP SDK refused its own tool's result as malformed, after the tool ran (-32602, "Invalid tools/call result"). */
+const SERVER_REFUSED_RESULT = /^Invalid tools\/call result/;
+
+/** The result the client got does not follow the MCP schema (the SDK throws its zod error): the server had run the tool. */
+const isMalformedResult = (err: unknown): err is Error & { issues: Array<{ path: PropertyKey[]; message: string }> } =>
+  err instanceof Error && err.name === 'ZodError' && Array.isArray((err as { issues?: unknown }).issues);
+
+/** Said of every failure that comes after the tool ran: repeating the call may repeat what it did. */
+const RAN_NEXT_STEP = 'the call may have taken effect; do not call it again to repeat a change; check its effect another way, or tell the user the service answered in an unexpected form.';
+
 function failure(site: McpCallSite, type: FailureType, retryable: boolean, what: string, next: string): ApplicationFailure {
   const message = redact(`${site.toolName}: ${what} Next step: ${next}`, site.secrets);
   return retryable ? ApplicationFailure.retryable(message, type) : ApplicationFailure.nonRetryable(message, type);
@@ -60,7 +70,8 @@ export function mcpCallFailure(err: unknown, site: McpCallSite): ApplicationFail
     );
   }
   if (err instanceof McpError) {
-    const detail = clip(err.message.replace(/^MCP error -?\d+: /, ''));
+    // The server's own McpError text carries its prefix too: "MCP error -32602: MCP error -32602: ...".
+    const detail = clip(err.message.replace(/^(?:MCP error -?\d+: )+/, ''));
     if ((err.code === ErrorCode.InvalidParams || err.code === ErrorCode.InvalidRequest) && OUTPUT_SCHEMA_FAILURE.test(detail)) {
       // The tool ran: its arguments were fine, and whatever it changes may have changed.
       return failure(
@@ -68,8 +79,12 @@ export function mcpCallFailure(err: unknown, site: McpCallSite): ApplicationFail
         FailureType.ToolFailed,
         false,
         `the tool ran, but its result does not fit the output schema it declares: ${detail}.`,
-        'the call may have taken effect; do not call it again to repeat a change; check its effect another way, or tell the user the service answered in an unexpected form.',
+        RAN_NEXT_STEP,
       );
+    }
+    if (err.code === ErrorCode.InvalidParams && SERVER_REFUSED_RESULT.test(detail)) {
+      // Not the arguments: the server's own SDK checks the tool's result after running it, and refused that.
+      return failure(site, FailureType.ToolFailed, false, `the tool ran, but MCP server "${site.server}" could not send its result (its MCP library refused the result as malformed): ${detail}.`, RAN_NEXT_STEP);
     }
     switch (err.code) {
       case ErrorCode.RequestTimeout:
@@ -93,6 +108,10 @@ export function mcpCallFailure(err: unknown, site: McpCallSite): ApplicationFail
       default:
         return failure(site, FailureType.ToolFailed, false, `MCP server "${site.server}" answered with a protocol error (${err.code}): ${detail}.`, 'explain the failure to the user; do not retry the same call.');
     }
+  }
+  if (isMalformedResult(err)) {
+    const issues = err.issues.slice(0, 3).map((i) => `${i.path.map(String).join('.') || '(result)'}: ${i.message}`).join('; ');
+    return failure(site, FailureType.ToolFailed, false, `the tool ran, but MCP server "${site.server}" answered with a result that does not follow the MCP schema (${clip(issues)}).`, RAN_NEXT_STEP);
   }
   if (err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403)) {
     return failure(

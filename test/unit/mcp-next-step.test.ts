@@ -1,5 +1,5 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { mcpCallFailure, toolReportedError, type McpCallSite } from '../../activities/mcp/mcp-errors';
 import { McpUnavailableError } from '../../activities/mcp/mcp-failure-kinds';
 import { nextStepFor, toolErrorContent } from '../../workflows/tool-feedback';
@@ -62,6 +62,15 @@ describe('failures the server words', () => {
     }
     // Arguments the server refused before running stay ToolInputInvalid.
     expect(mcpCallFailure(new McpError(ErrorCode.InvalidParams, 'name: expected string'), site).type).toBe('ToolInputInvalid');
+  });
+
+  it('a result that does not follow the MCP schema (the client SDK throws its zod error) says the tool ran, and is not retried', () => {
+    const parsed = CallToolResultSchema.safeParse({ content: [{ type: 'image', data: 42, mimeType: 'image/png' }] });
+    expect(parsed.success).toBe(false);
+    const failure = mcpCallFailure(parsed.error, site);
+    expect({ type: failure.type, nonRetryable: failure.nonRetryable }).toEqual({ type: 'ToolFailed', nonRetryable: true });
+    expect(failure.message).toMatch(/the tool ran, but MCP server "crm" answered with a result that does not follow the MCP schema \(content\.0/);
+    expect(modelReads(failure).next_step).toMatch(/may have taken effect; do not call it again to repeat a change/);
   });
 
   it('a server\'s error text of a megabyte is cut to 4,000 characters, saying how much was cut', () => {
