@@ -45,6 +45,15 @@ export const CHANGED_TOOLS_CHECKED_AS_SHOWN = 'changed-tools-checked-as-shown';
 
 /** Patch id: a step whose calls end in a cancellation waits for all of them before the turn ends. Asked only then. */
 export const TOOL_CALLS_SETTLED = 'tool-calls-settled';
+/**
+ * An interrupt during a step's tool calls keeps what came of them: the calls that finished with their results,
+ * the others with INTERRUPTED_CALL_RESULT (session-turn.ts keeps every answered call of the turn). Before, the
+ * turn kept only its text, so the next turn's model never saw a write that had run, and did it again.
+ */
+export const INTERRUPT_KEEPS_RAN_CALLS = 'interrupt-keeps-ran-calls';
+
+/** The result a call of an interrupted step gets when it had not finished (cancelled, or waiting for a decision). */
+export const INTERRUPTED_CALL_RESULT = '[runtime check] The turn was interrupted before this call finished: it may not have run, or it may have taken effect. Check before repeating it.';
 
 import { previewValue } from './json-bounds';
 import { MAX_TURN_TEXT_CHARS, MODEL_OUTPUT_LIMITS } from './model-output-limits';
@@ -492,7 +501,12 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
       // An interrupt rejects a call's confirmation wait at once, while its siblings' activities are still
       // being cancelled (they wait for the cancellation to complete): the turn ended with them running, and a
       // late one wrote into the next turn. The turn now ends when every call of the step has.
-      if (isPatched(TOOL_CALLS_SETTLED)) await Promise.allSettled(running);
+      if (isPatched(TOOL_CALLS_SETTLED)) {
+        const settled = await Promise.allSettled(running);
+        if (isCancellation(err) && isPatched(INTERRUPT_KEEPS_RAN_CALLS)) {
+          ctx.messages.push(...settled.map((s, i): ChatMessage => (s.status === 'fulfilled' ? s.value : { role: 'tool', tool_call_id: replyCalls[i]!.id, content: INTERRUPTED_CALL_RESULT })));
+        }
+      }
       throw err;
     }
     const dropped = reply.droppedToolCalls ?? 0;

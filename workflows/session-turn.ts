@@ -4,11 +4,11 @@ import type { BudgetAllowance } from '../activities/usage/budgets';
 import type { UsageActivities } from '../activities/usage/usage-activities';
 import type { SessionActivities } from '../activities/activity-types';
 import type { ToolCatalog } from './tool-spec';
-import type { ChatMessage } from './chat-message';
+import type { ChatMessage, ToolMessage } from './chat-message';
 import { DEFAULT_SYSTEM_PROMPT } from './default-system-prompt';
 import { FailureType } from './failure-types';
 import { shouldExtractNow } from './memory-events';
-import { ModelCallFailed, catalogRead, readCatalog, runReactTurn, waitForDecision, type Decision, type TurnBudget, type TurnCatalogs } from './react-turn';
+import { INTERRUPT_KEEPS_RAN_CALLS, ModelCallFailed, catalogRead, readCatalog, runReactTurn, waitForDecision, type Decision, type TurnBudget, type TurnCatalogs } from './react-turn';
 import type { SessionMemory } from './session-memory';
 import type { RunningTurn, SessionRun } from './session-run';
 import { FOLD_BACKOFF, MAX_FOLD_SKIP, RESULT_MEMORY, UNFOLDED_CAP, TOOL_RECORD_MEMORY, type QueuedMessage } from './session-state';
@@ -289,8 +289,9 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
     if (isCancellation(err)) {
       outcome = 'interrupted';
       const partial = events.streamedText(turn.turnId, turn.step, () => isPatched(INTERRUPTED_TEXT_NEWEST_ATTEMPT));
-      // Tool calls without results would be rejected by the model API next turn: keep the text only.
-      const kept = messages.filter((m) => m.role === 'user' || (m.role === 'assistant' && !m.tool_calls));
+      // Tool calls without results would be rejected by the model API next turn. Runs from before the patch kept the
+      // text only, losing calls that had run; from it on, every call that has its results stays (react-turn.ts).
+      const kept = isPatched(INTERRUPT_KEEPS_RAN_CALLS) ? withAnsweredCalls(messages) : messages.filter((m) => m.role === 'user' || (m.role === 'assistant' && !m.tool_calls));
       messages.splice(0, messages.length, ...kept);
       text = partial;
       messages.push({ role: 'assistant', content: `${partial}${partial ? ' ' : ''}[interrupted: ${turn.interruptReason ?? 'interrupted'}]` });
@@ -318,6 +319,30 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
   run.emitStatus(outcome === 'interrupted' ? turn.interruptReason : outcome);
   events.emit({ type: 'turn_completed', turnId: turn.turnId, outcome, text, version: run.version });
   run.noteVersion({ lastTurn: turn.turnId });
+}
+
+/**
+ * The turn's messages without a step whose calls lack results: an assistant message with tool calls stays, with the
+ * tool messages that follow it, only when every one of its calls has its result there (ids may repeat across steps,
+ * so results are matched within their step).
+ */
+export function withAnsweredCalls(messages: readonly ChatMessage[]): ChatMessage[] {
+  const kept: ChatMessage[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === 'tool') continue; // Kept with its step, below; one outside a step has no call to answer.
+    if (m.role !== 'assistant' || !m.tool_calls?.length) {
+      kept.push(m);
+      continue;
+    }
+    let end = i + 1;
+    while (end < messages.length && messages[end]!.role === 'tool') end++;
+    const results = messages.slice(i + 1, end) as ToolMessage[];
+    const answered = new Set(results.map((r) => r.tool_call_id));
+    if (m.tool_calls.every((c) => answered.has(c.id))) kept.push(m, ...results);
+    i = end - 1;
+  }
+  return kept;
 }
 
 /**

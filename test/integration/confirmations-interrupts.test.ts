@@ -216,6 +216,51 @@ describe('interrupts', () => {
     expect(runsOf(sessionId).some((r) => r.tool === 'wipe')).toBe(false);
   });
 
+  it('an interrupt keeps the calls that ran: the next turn\'s model sees the write that finished, and the calls that did not finish marked so', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script(
+      [
+        { respond: { kind: 'tool_calls', calls: [{ id: 'call_note', name: 'local_note', arguments: { text: 'sync at 10' } }] } },
+        {
+          match: { hasToolResults: true },
+          respond: {
+            kind: 'tool_calls',
+            calls: [
+              { id: 'call_wipe', name: 'local_wipe', arguments: { confirmText: 'all' } },
+              { id: 'call_note2', name: 'local_note', arguments: { text: 'and lunch' } },
+              { id: 'call_sleep', name: 'local_sleepy', arguments: { ms: 20_000, label: 'long' } },
+            ],
+          },
+        },
+        { match: { lastUserMessage: 'what did you do?' }, respond: { kind: 'text', text: 'I stored two notes.' } },
+      ],
+      { lane: sessionId },
+    );
+    const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'note the sync, and lunch, and wipe, and wait' });
+    await pendingCall(sessionId);
+    await eventually(() => runsOf(sessionId).filter((r) => r.tool === 'note').length === 2 && runsOf(sessionId).some((r) => r.tool === 'sleepy'), 'both notes stored and the sleeper running');
+    await env.agent.interrupt(sessionId, 'stop');
+    expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'interrupted' });
+    await env.agent.ask(sessionOptions(sessionId), { text: 'what did you do?' });
+
+    const body = env.model.requestsFor(sessionId).at(-1)!.body as ChatRequest;
+    const turn = (body.messages as Array<{ role: string; content?: unknown; tool_call_id?: string; tool_calls?: Array<{ id: string }> }>).slice(1);
+    const shape = turn.map((m) => (m.role === 'tool' ? `tool ${m.tool_call_id}: ${String(m.content).slice(0, 40)}` : m.tool_calls ? `calls ${m.tool_calls.map((c) => c.id).join(',')}` : `${m.role}: ${String(m.content)}`));
+    // Before, the interrupted turn kept only its text: the model never saw the two notes, and stored them again.
+    expect(shape).toEqual([
+      'user: note the sync, and lunch, and wipe, and wait',
+      'calls call_note',
+      expect.stringMatching(/^tool call_note: .*sync at 10/),
+      'calls call_wipe,call_note2,call_sleep',
+      'tool call_wipe: [runtime check] The turn was interrupted',
+      expect.stringMatching(/^tool call_note2: .*and lunch/),
+      'tool call_sleep: [runtime check] The turn was interrupted',
+      'assistant: [interrupted: stop]',
+      'user: what did you do?',
+    ]);
+    expect(runsOf(sessionId).some((r) => r.tool === 'wipe')).toBe(false);
+  });
+
   it('a new message interrupts the running turn by default, and queues behind it when the policy says so', async () => {
     const interrupting = uniqueId('s');
     env.model.script(
