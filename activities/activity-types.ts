@@ -30,6 +30,20 @@ export interface CallModelInput {
   prompt?: PromptByRef;
 }
 
+/**
+ * Prompt parts sent ahead of a model call whose input would be over what one
+ * activity input may take (a window carried into a new run, a step of many
+ * long tool results): the call then names them by id. Shaped as a model
+ * call's `prompt.parts`, so the run's history holds them where readers of
+ * parts look.
+ */
+export interface HoldPromptPartsInput {
+  sessionId: string;
+  turnId: string;
+  step: number;
+  prompt: { parts: Record<string, unknown> };
+}
+
 export interface CallModelResult {
   content: string | null;
   toolCalls: ToolCall[];
@@ -87,6 +101,8 @@ export interface ExecuteToolResult {
 /** The activities the session workflow schedules, by name. */
 export interface SessionActivities {
   callModel(input: CallModelInput): Promise<CallModelResult>;
+  /** Keeps prompt parts for the model call that follows (this worker's memory; the run's history holds them too). */
+  holdPromptParts(input: HoldPromptPartsInput): Promise<void>;
   getToolCatalog(input: GetToolCatalogInput): Promise<ToolCatalog>;
   /** The tool catalog and the day's budget together: what a turn starts with (runs with the patch `turn-reads-in-one`). */
   readTurnStart(input: ReadTurnStartInput): Promise<TurnStartReads>;

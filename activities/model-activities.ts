@@ -4,7 +4,7 @@ import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'o
 import { FailureType } from '../workflows/failure-types';
 import { textDeltasSignal } from '../workflows/messages';
 import { MODEL_OUTPUT_LIMITS, TEXT_DELTAS_PER_SIGNAL } from '../workflows/model-output-limits';
-import type { CallModelInput, CallModelResult } from './activity-types';
+import type { CallModelInput, CallModelResult, HoldPromptPartsInput } from './activity-types';
 import { estimatedUsage, measuredModelCall, ModelPurpose, usageOf, type ModelCallDeps, type ModelUsage } from './model-call';
 import { boundToolCalls } from './model-output-bounds';
 import { StreamedToolCalls } from './streamed-tool-calls';
@@ -164,6 +164,12 @@ export function createModelActivities(deps: ModelActivityDeps) {
       } finally {
         heartbeat.stop();
       }
+    },
+
+    async holdPromptParts(input: HoldPromptPartsInput): Promise<void> {
+      const run = Context.current().info.workflowExecution;
+      // Without a resolver the model call reads them from the run's history, where this input put them.
+      if (deps.promptParts && run) deps.promptParts.hold(run, input.prompt.parts);
     },
   };
 

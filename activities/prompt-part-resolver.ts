@@ -93,6 +93,14 @@ export class PromptPartResolver {
     };
   }
 
+  /** Keeps parts sent ahead of a model call (`holdPromptParts`), as the call's own inline parts are kept. */
+  hold(owner: PartOwner, parts: Record<string, unknown>): void {
+    for (const [id, value] of Object.entries(parts)) {
+      const body = JSON.stringify(value);
+      if (body !== undefined) this.remember(owner.runId, id, body);
+    }
+  }
+
   /**
    * The parts `ids` names, from this worker's memory (when `fromMemory`) and
    * then the run's history; `held` says whether any came from memory. Every

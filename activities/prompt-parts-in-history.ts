@@ -29,7 +29,7 @@ const MAX_PAGE_BATCHES = 512;
 
 /**
  * The parts of a run, read from its history, newest events first: each part
- * was inline in the `callModel` input that first sent it, and that input's
+ * was inline in the `callModel` (or `holdPromptParts`) input that first sent it, and that input's
  * scheduled event is in the run's history before any call that names the
  * part by id. A worker that lacks only the previous step's parts (that step
  * ran on another worker) reads one small page; one that lacks everything (it
@@ -53,9 +53,9 @@ export async function readRunPartsFromHistory(client: Client, owner: PartOwner, 
       ...(nextPageToken ? { nextPageToken } : {}),
     });
     for (const event of page.history?.events ?? []) {
-      const call = await scheduledModelCall(converter, event);
-      if (!call) continue;
-      for (const [id, value] of Object.entries(call.input?.prompt?.parts ?? {})) {
+      const carried = await scheduledPromptParts(converter, event);
+      if (!carried) continue;
+      for (const [id, value] of Object.entries(carried)) {
         if (parts.has(id)) continue;
         parts.set(id, JSON.stringify(value));
         if (wanted.has(id)) found += 1;
@@ -66,6 +66,17 @@ export async function readRunPartsFromHistory(client: Client, owner: PartOwner, 
     pageBatches = Math.min(pageBatches * 2, MAX_PAGE_BATCHES);
   } while (nextPageToken);
   return parts;
+}
+
+/** The activities whose inputs carry prompt parts: model calls, and parts sent ahead of one (`holdPromptParts`). */
+const PART_CARRIERS = new Set(['callModel', 'holdPromptParts']);
+
+/** The prompt parts an event's scheduled input carries inline (a model call's, or ones sent ahead of it); undefined for any other event. */
+export async function scheduledPromptParts(converter: LoadedDataConverter, event: temporal.api.history.v1.IHistoryEvent): Promise<Record<string, unknown> | undefined> {
+  const scheduled = event.activityTaskScheduledEventAttributes;
+  if (!PART_CARRIERS.has(scheduled?.activityType?.name ?? '')) return undefined;
+  const input = await decodeFromPayloadsAtIndex<{ prompt?: { parts?: Record<string, unknown> } }>(converter, 0, (scheduled!.input?.payloads ?? []) as Payload[]);
+  return input?.prompt?.parts ?? {};
 }
 
 /** The `callModel` input an event schedules, decoded (and decrypted) by the client's converter, with its payloads; undefined for any other event. */

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { CallModelInput } from '../activities/activity-types';
-import { scheduledModelCall } from '../activities/prompt-parts-in-history';
+import { scheduledModelCall, scheduledPromptParts } from '../activities/prompt-parts-in-history';
 import type { ChatMessage } from '../workflows/chat-message';
 import { workflowIdFor } from '../workflows/messages';
 
@@ -35,6 +35,8 @@ export async function readModelPrompts(client: Client, sessionId: string, runId?
   const prompts: ModelPrompt[] = [];
   const bySchedule = new Map<number, ModelPrompt>();
   for (const event of history.events ?? []) {
+    const ahead = event.activityTaskScheduledEventAttributes?.activityType?.name === 'holdPromptParts' ? await scheduledPromptParts(converter, event) : undefined;
+    for (const [id, value] of Object.entries(ahead ?? {})) parts.set(id, value);
     const call = await scheduledModelCall(converter, event);
     if (call) {
       const { input, payloads } = call;

@@ -51,6 +51,8 @@ export const TOOL_CALLS_SETTLED = 'tool-calls-settled';
  * turn kept only its text, so the next turn's model never saw a write that had run, and did it again.
  */
 export const INTERRUPT_KEEPS_RAN_CALLS = 'interrupt-keeps-ran-calls';
+/** A model call's input over SAFE_PAYLOAD_BYTES sends its new prompt parts ahead (`holdPromptParts`), not failing the turn. */
+export const PROMPT_PARTS_AHEAD = 'prompt-parts-ahead';
 
 /** The result a call of an interrupted step gets when it had not finished (cancelled, or waiting for a decision). */
 export const INTERRUPTED_CALL_RESULT = '[runtime check] The turn was interrupted before this call finished: it may not have run, or it may have taken effect. Check before repeating it.';
@@ -58,6 +60,7 @@ export const INTERRUPTED_CALL_RESULT = '[runtime check] The turn was interrupted
 import { previewValue } from './json-bounds';
 import { MAX_TURN_TEXT_CHARS, MODEL_OUTPUT_LIMITS } from './model-output-limits';
 import { payloadBytes, SAFE_PAYLOAD_BYTES } from './payload-budget';
+import { CARRIED_STATE_HARD_BYTES } from './carried-state-budget';
 import { isoAt, nowMs } from './workflow-clock';
 import type { ToolCatalog, ToolSpec } from './tool-spec';
 import type { ToolProgressGate } from './text-deltas';
@@ -126,7 +129,7 @@ export function finishNote(
 }
 
 // Every call passes its own options (timeouts, retries, a summary for the Web UI) through executeWithOptions.
-const { callModel, executeTool } = proxyActivities<SessionActivities>({
+const { callModel, executeTool, holdPromptParts } = proxyActivities<SessionActivities>({
   startToCloseTimeout: '1 minute',
 });
 
@@ -291,6 +294,11 @@ const MODEL_CALL_OPTIONS: ActivityOptions = {
   },
 };
 
+const PARTS_AHEAD_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 6 },
+};
+
 const isPartMissing = (err: unknown): boolean =>
   err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROMPT_PART_MISSING;
 
@@ -311,8 +319,7 @@ async function callModelFor(ctx: TurnContext, step: number, tools: CallModelInpu
     model: options.model,
     namespace: { tenant: options.namespace.tenant, user: options.namespace.user },
   };
-  const schedule = async (input: CallModelInput): Promise<CallModelResult> => {
-    const inputBytes = payloadBytes(input);
+  const schedule = async (input: CallModelInput, inputBytes = payloadBytes(input)): Promise<CallModelResult> => {
     if (inputBytes > SAFE_PAYLOAD_BYTES) {
       // Scheduling it would fail the workflow task at the server; fail the turn instead, saying why.
       ctx.onModelFailure();
@@ -325,8 +332,18 @@ async function callModelFor(ctx: TurnContext, step: number, tools: CallModelInpu
   };
   if (!isPatched(MODEL_PROMPT_BY_REF)) return schedule(whole);
   const byRef = async (): Promise<CallModelResult> => {
-    const { prompt, inline } = ctx.prompts.compact(whole.messages, whole.tools);
-    const reply = await schedule({ ...whole, messages: [], tools: [], prompt });
+    let { prompt, inline } = ctx.prompts.compact(whole.messages, whole.tools);
+    let input: CallModelInput = { ...whole, messages: [], tools: [], prompt };
+    let bytes = payloadBytes(input);
+    // Over what one input takes (a window carried into a new run, a step of many long results): the parts go
+    // ahead in inputs of their own, and the call names them. Runs from before failed the turn (asked only then).
+    if (bytes > SAFE_PAYLOAD_BYTES && isPatched(PROMPT_PARTS_AHEAD)) {
+      await sendPartsAhead(ctx, step, prompt.parts);
+      ({ prompt, inline } = ctx.prompts.compact(whole.messages, whole.tools));
+      input = { ...whole, messages: [], tools: [], prompt };
+      bytes = payloadBytes(input);
+    }
+    const reply = await schedule(input, bytes);
     ctx.prompts.confirm(inline);
     return reply;
   };
@@ -336,6 +353,40 @@ async function callModelFor(ctx: TurnContext, step: number, tools: CallModelInpu
     if (!isPartMissing(err)) throw err;
     ctx.prompts.forget();
     return byRef();
+  }
+}
+
+/** Parts one `holdPromptParts` input carries together, as JSON; one part larger than this goes alone. */
+const PARTS_AHEAD_BYTES = 384 * 1024;
+
+/**
+ * Sends `parts` ahead of a model call, in inputs of at most PARTS_AHEAD_BYTES
+ * (a single larger part alone, up to what the carried state may hold), and
+ * counts each as sent once its input completed. A part over that stays
+ * inline, and the call fails with the size it would have.
+ */
+async function sendPartsAhead(ctx: TurnContext, step: number, parts: Record<string, unknown>): Promise<void> {
+  const chunks: Array<Record<string, unknown>> = [];
+  let chunk: Record<string, unknown> = {};
+  let bytes = 0;
+  for (const [id, value] of Object.entries(parts)) {
+    const size = payloadBytes(value) + id.length + 4;
+    if (size > CARRIED_STATE_HARD_BYTES) continue;
+    if (bytes > 0 && bytes + size > PARTS_AHEAD_BYTES) {
+      chunks.push(chunk);
+      chunk = {};
+      bytes = 0;
+    }
+    chunk[id] = value;
+    bytes += size;
+  }
+  if (bytes > 0) chunks.push(chunk);
+  for (const [i, held] of chunks.entries()) {
+    await holdPromptParts.executeWithOptions(
+      { ...PARTS_AHEAD_OPTIONS, summary: `prompt parts ${i + 1} of ${chunks.length} for model step ${step} of turn ${ctx.turnId}` },
+      [{ sessionId: ctx.sessionId, turnId: ctx.turnId, step, prompt: { parts: held } }],
+    );
+    ctx.prompts.confirm(Object.keys(held));
   }
 }
 
