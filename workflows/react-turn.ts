@@ -53,6 +53,8 @@ export const TOOL_CALLS_SETTLED = 'tool-calls-settled';
 export const INTERRUPT_KEEPS_RAN_CALLS = 'interrupt-keeps-ran-calls';
 /** A model call's input over SAFE_PAYLOAD_BYTES sends its new prompt parts ahead (`holdPromptParts`), not failing the turn. */
 export const PROMPT_PARTS_AHEAD = 'prompt-parts-ahead';
+/** The last call of an answer cut short, with no arguments yet, is refused, not run with `{}`. */
+export const CUT_CALL_NOT_RUN = 'cut-call-not-run';
 
 /** The result a call of an interrupted step gets when it had not finished (cancelled, or waiting for a decision). */
 export const INTERRUPTED_CALL_RESULT = '[runtime check] The turn was interrupted before this call finished: it may not have run, or it may have taken effect. Check before repeating it.';
@@ -536,7 +538,12 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
       });
     }
     // The response's budget is named from the patch on; a run from before read every case as one call's limit.
-    const truncated = new Map((reply.truncatedArguments ?? []).map((t) => [t.index, t.over === 'response' && !isPatched(TRUNCATED_RESPONSE_NAMED) ? { chars: t.chars } : t]));
+    const truncated = new Map<number, TruncatedCall>((reply.truncatedArguments ?? []).map((t) => [t.index, t.over === 'response' && !isPatched(TRUNCATED_RESPONSE_NAMED) ? { chars: t.chars } : t]));
+    // The answer ended before its last call's arguments came: empty, they parsed as {} and the call ran with none
+    // (a tool whose parameters are all optional). Not run from the patch on (asked only then).
+    const lastCall = replyCalls.length - 1;
+    const cutShort = reply.finishReason === 'length' || reply.stoppedReading === true;
+    if (cutShort && !truncated.has(lastCall) && replyCalls[lastCall]!.function.arguments.trim() === '' && isPatched(CUT_CALL_NOT_RUN)) truncated.set(lastCall, { chars: 0, over: 'cut' });
     const dialect = isPatched(TOOL_ARGS_FULL_JSON_SCHEMA) ? 'full' : 'legacy';
     // A schema too costly to check is left to the tool from the patch on; runs from before checked it (asked only then).
     const check = { checkCostly: () => !isPatched(COSTLY_SCHEMAS_UNCHECKED), linearUrl: () => isPatched(URL_FORMAT_LINEAR) };

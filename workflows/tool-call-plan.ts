@@ -89,11 +89,17 @@ function typeText(type: unknown): string {
 /** A call whose arguments the model activity emptied, and which limit they were over. */
 export interface TruncatedCall {
   chars: number;
-  /** Absent in results recorded before it was added: those were read as over one call's limit. */
-  over?: 'call' | 'response';
+  /**
+   * Absent in results recorded before it was added: those were read as over one call's limit. `cut`: the model's
+   * answer ended (its output limit, or the session stopped reading) before this call's arguments came.
+   */
+  over?: 'call' | 'response' | 'cut';
 }
 
 function truncatedReason({ chars, over }: TruncatedCall): string {
+  if (over === 'cut') {
+    return "the model's answer was cut off before this call's arguments came (its output limit, or more than one step keeps), so the call was not run; send it again with all of its arguments";
+  }
   if (over === 'response') {
     return `the arguments are ${chars} characters long, more than was left of the ${MODEL_OUTPUT_LIMITS.maxTotalArgumentChars} characters all calls of one response may take together; make fewer or smaller calls in one step`;
   }

@@ -1,6 +1,7 @@
 import { collectEvents, sessionOptions, startTestEnv, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
 import { probeTools, type ProbeLog } from '../support/probe-tools';
 import type { ChatRequest } from '../../scripted-model';
+import { scriptCallCutBeforeArguments } from '../support/scripted-steps';
 
 const log: ProbeLog = { runs: [] };
 let env: TestEnv;
@@ -221,6 +222,17 @@ describe('tool calls in the ReAct loop', () => {
     expect(turn).toMatchObject({ outcome: 'completed', modelCalls: 2, modelAttempts: 3 });
     const view = await env.agent.getSession(sessionId);
     expect(view.counters).toMatchObject({ modelCalls: 2, modelAttempts: 3, modelFailures: 0 });
+  });
+
+  it('does not run a call whose arguments never came because the answer was cut off (finish_reason length): the model is told to send it again', async () => {
+    const sessionId = uniqueId('s');
+    // local_slow takes no parameters: empty arguments parsed as {} and it ran, although the model never finished the call.
+    scriptCallCutBeforeArguments(env.model, sessionId, 'local_slow');
+    const { turn } = await env.agent.ask(sessionOptions(sessionId), { text: 'go slowly' });
+    expect(turn).toMatchObject({ outcome: 'completed', text: 'I will ask again.' });
+    expect(log.runs.filter((r) => r.key.startsWith(`${sessionId}:`))).toEqual([]);
+    const [result] = toolMessages(env.model.requestsFor(sessionId).at(-1)!.body);
+    expect(result).toMatchObject({ tool_call_id: 'call_cut', content: expect.stringContaining("the model's answer was cut off before this call's arguments came") });
   });
 
   it('tells the model, with the last result, that calls past the 32 a response takes were not run', async () => {

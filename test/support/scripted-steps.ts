@@ -20,3 +20,26 @@ export function lastToolContent(model: ScriptedModelServer, sessionId: string): 
   const requests = model.requestsFor(sessionId);
   return toolMessages(requests[requests.length - 1]!.body).at(-1)!;
 }
+
+/**
+ * Scripts an answer cut off at the model's output limit (`finish_reason: "length"`) right after a call of `name`
+ * (id `call_cut`) began, before any of its arguments, then a text answer once the result is in.
+ */
+export function scriptCallCutBeforeArguments(model: ScriptedModelServer, sessionId: string, name: string, answer = 'I will ask again.'): void {
+  const base = { id: 'chatcmpl-raw', object: 'chat.completion.chunk', created: 0, model: 'm' };
+  model.script(
+    [
+      {
+        respond: {
+          kind: 'raw_chunks',
+          chunks: [
+            { ...base, choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_cut', type: 'function', function: { name, arguments: '' } }] }, finish_reason: null }] },
+            { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'length' }] },
+          ],
+        },
+      },
+      { match: { hasToolResults: true }, respond: { kind: 'text', text: answer } },
+    ],
+    { lane: sessionId },
+  );
+}
