@@ -76,41 +76,45 @@ export function createToolActivities(deps: ToolActivityDeps) {
       const heartbeat = ctx.info.isLocal ? () => undefined : () => ctx.heartbeat();
       const beat = setInterval(heartbeat, deps.heartbeatIntervalMs ?? 500);
       heartbeat();
-      let value: unknown;
+      // Heartbeats go on until the activity returns: storing a long result (MongoDB slow or down, up to its server
+      // selection timeout) takes longer than a 3 s heartbeat timeout, and a timed-out attempt would run the tool again.
       try {
-        value = await Promise.race([
-          tool.run(parsed.value, {
-            signal: ctx.cancellationSignal,
-            idempotencyKey: input.idempotencyKey,
-            sessionId: input.sessionId,
-            turnId: input.turnId,
-            toolCallId: input.toolCallId,
-            namespace: input.namespace,
-            heartbeat,
-          }),
-          // An executor that ignores its signal must still not outlive the cancellation.
-          ctx.cancelled,
-        ]);
-      } catch (err) {
-        if (ctx.cancellationSignal.aborted) {
-          throw err instanceof CancelledFailure ? err : new CancelledFailure(`tool ${input.toolName} cancelled`);
+        let value: unknown;
+        try {
+          value = await Promise.race([
+            tool.run(parsed.value, {
+              signal: ctx.cancellationSignal,
+              idempotencyKey: input.idempotencyKey,
+              sessionId: input.sessionId,
+              turnId: input.turnId,
+              toolCallId: input.toolCallId,
+              namespace: input.namespace,
+              heartbeat,
+            }),
+            // An executor that ignores its signal must still not outlive the cancellation.
+            ctx.cancelled,
+          ]);
+        } catch (err) {
+          if (ctx.cancellationSignal.aborted) {
+            throw err instanceof CancelledFailure ? err : new CancelledFailure(`tool ${input.toolName} cancelled`);
+          }
+          throw toolFailure(err, input.toolName);
         }
-        throw toolFailure(err, input.toolName);
+        const whole = stringify(value);
+        if (whole.length <= deps.maxResultChars) return { content: whole, truncated: false, durationMs: Date.now() - started };
+        // The tool has run: nothing from here on may fail the activity, or a retry would run it again.
+        let stored: 'whole' | 'start' | 'none' = whole.length <= MAX_STORED_RESULT_CHARS ? 'whole' : 'start';
+        try {
+          await deps.results.save(input.idempotencyKey, input.toolName, storedForm(whole), input.sessionId);
+        } catch (err) {
+          stored = 'none';
+          Context.current().log.warn(`tool ${input.toolName}: its result (${whole.length} characters) could not be stored: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        const cut = truncateForModel(whole, deps.maxResultChars, input.idempotencyKey, stored);
+        return { content: cut.content, truncated: cut.truncated, durationMs: Date.now() - started };
       } finally {
         clearInterval(beat);
       }
-      const whole = stringify(value);
-      if (whole.length <= deps.maxResultChars) return { content: whole, truncated: false, durationMs: Date.now() - started };
-      // The tool has run: nothing from here on may fail the activity, or a retry would run it again.
-      let stored: 'whole' | 'start' | 'none' = whole.length <= MAX_STORED_RESULT_CHARS ? 'whole' : 'start';
-      try {
-        await deps.results.save(input.idempotencyKey, input.toolName, storedForm(whole), input.sessionId);
-      } catch (err) {
-        stored = 'none';
-        Context.current().log.warn(`tool ${input.toolName}: its result (${whole.length} characters) could not be stored: ${err instanceof Error ? err.message : String(err)}`);
-      }
-      const cut = truncateForModel(whole, deps.maxResultChars, input.idempotencyKey, stored);
-      return { content: cut.content, truncated: cut.truncated, durationMs: Date.now() - started };
     },
   };
 }

@@ -12,7 +12,7 @@ import type { ExecuteToolResult } from '../../activities/activity-types';
  * fault injector: it records what it was given, or fails.
  */
 
-function activitiesWith(resultChars: number, store: Pick<ToolResultStore, 'save'>) {
+function activitiesWith(resultChars: number, store: Pick<ToolResultStore, 'save'>, heartbeatIntervalMs?: number) {
   const runs: string[] = [];
   const tool = defineTool({
     name: 'big_write',
@@ -25,9 +25,10 @@ function activitiesWith(resultChars: number, store: Pick<ToolResultStore, 'save'
     },
   });
   const tools = buildCatalog([{ owner: 'test', tools: [nativeRunnable(tool)] }]);
-  const activities = createToolActivities({ tools: { current: () => tools }, results: store as ToolResultStore, maxResultChars: 1_000 });
+  const activities = createToolActivities({ tools: { current: () => tools }, results: store as ToolResultStore, maxResultChars: 1_000, ...(heartbeatIntervalMs ? { heartbeatIntervalMs } : {}) });
   const input = { sessionId: 's', turnId: 'turn-1', toolCallId: 'call_1', toolName: 'local_big_write', arguments: {}, namespace: { tenant: 't', user: 'u' }, idempotencyKey: 's:turn-1:1:call_1' };
-  return { runs, run: () => new MockActivityEnvironment().run(activities.executeTool, input) as Promise<ExecuteToolResult> };
+  const env = new MockActivityEnvironment();
+  return { runs, env, run: () => env.run(activities.executeTool, input) as Promise<ExecuteToolResult> };
 }
 
 describe('a long tool result, after the tool ran', () => {
@@ -54,6 +55,29 @@ describe('a long tool result, after the tool ran', () => {
     expect(runs).toHaveLength(1);
     expect(result.truncated).toBe(true);
     expect(result.content).toMatch(/showing 1000 of 50000 characters; the rest could not be stored\]$/);
+  });
+
+  it('heartbeats go on while a slow store takes the result (past a heartbeat timeout, a retry would run the tool again)', async () => {
+    let storing = false;
+    let beatsWhileStoring = 0;
+    const { runs, env, run } = activitiesWith(
+      50_000,
+      {
+        save: async () => {
+          storing = true;
+          await new Promise((resolve) => setTimeout(resolve, 600));
+          storing = false;
+        },
+      },
+      50,
+    );
+    env.on('heartbeat', () => {
+      if (storing) beatsWhileStoring += 1;
+    });
+    const result = await run();
+    expect(runs).toHaveLength(1);
+    expect(result.content).toMatch(/the full result is stored as tool_result/);
+    expect(beatsWhileStoring).toBeGreaterThanOrEqual(5);
   });
 
   it('a result that fits is stored whole, as before', async () => {
