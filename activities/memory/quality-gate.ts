@@ -82,8 +82,11 @@ const INSTRUCTION_PATTERNS: RegExp[] = [
   /\b(?:system prompt|developer (?:message|mode)|jailbreak|you are now|pretend (?:to be|you are)|act as (?:an?|the) (?:admin|administrator|system|developer|root))\b/i,
   /\b(?:always|must|should|need to|make sure to|you (?:must|should))\s+(?:call|use|run|invoke|execute|trigger)\b.{0,30}\b(?:tools?|functions?|commands?|scripts?)\b/i,
   /^(?:call|run|invoke|execute|trigger)\b.{0,30}\b(?:tools?|functions?|commands?|scripts?)\b/i,
-  /\b(?:send|forward|upload|post|transfer|wire|email|leak|exfiltrate)\b.{0,40}\b(?:data|files?|credentials?|passwords?|money|funds|memories|conversations?|history|keys?|tokens?)\b/i,
+  /\b(?:send|forward|upload|post|transfer|wire|email|leak|exfiltrate)(?:s|es|ed|ing|red|ring)?\b.{0,40}\b(?:data|files?|credentials?|passwords?|money|funds|memories|conversations?|history|keys?|tokens?)\b/i,
+  // Passive and past forms too: "the history is forwarded to", "is emailed to", "gets uploaded to".
+  /\b(?:data|files?|credentials?|passwords?|money|funds|memories|conversations?|history|keys?|tokens?)\b.{0,40}\b(?:sent|forwarded|uploaded|posted|transferred|wired|emailed|leaked|exfiltrated)\b/i,
   // Standing orders to skip the human in the loop must never be remembered.
+  /\b(?:pre-?approved?|auto-?approv(?:e|ed|es|al)|approved? (?:automatically|by default|in advance)|automatically approved?|standing (?:order|approval|permission))\b/i,
   /\b(?:without (?:asking|confirmation|confirming|approval)|skip(?:ping)? (?:the )?confirmations?|auto-?approve|never ask (?:me )?(?:for|to) (?:confirm|approv)|(?:don't|do not) ask (?:me )?(?:for|to) (?:confirm|approv))/i,
   /<\|[^|>]{1,40}\|>|\[\/?(?:inst|sys)\]|^\s*(?:system|assistant|developer)\s*:/im,
   /\b(?:rm -rf|sudo\s|curl\s|wget\s|powershell|base64 -d|eval\()/i,
@@ -198,13 +201,17 @@ export function gateCandidate(candidate: MemoryCandidate, ctx: GateContext): Gat
   // question, it does not supply the words.
   const groundedIn = origin.message.content;
 
+  // What a person confirmed is the question they said yes to, not the rest of a tool's (or the assistant's)
+  // message: the memory's wording may use the question's words, never the rest of the tool's text.
+  const question = origin.confirmedBy ? ctx.messages[origin.confirmedBy.index - 1]?.content ?? '' : undefined;
+  const wordedFrom = question ?? groundedIn;
   switch (candidate.kind) {
     case 'fact':
-      return gateFact(candidate, source, groundedIn);
+      return gateFact(candidate, source, groundedIn, wordedFrom);
     case 'preference':
-      return gatePreference(candidate, source, groundedIn);
+      return gatePreference(candidate, source, groundedIn, wordedFrom);
     case 'intent':
-      return gateIntent(candidate, source, ctx.now, groundedIn);
+      return gateIntent(candidate, source, ctx.now, groundedIn, wordedFrom);
   }
 }
 
@@ -269,6 +276,26 @@ export function isGrounded(phrase: string, source: string): boolean {
   return words.length > 0 && words.every((w) => occursIn(w, source));
 }
 
+/** Words a label (a fact's subject and predicate, a preference's topic) may have: it names what is remembered, it says nothing. */
+const LABEL_WORDS = { subject: 5, predicate: 5, topic: 4 } as const;
+
+/**
+ * Why a label field is not a label, or null. Only the value or statement must
+ * occur in what the user said; a subject, predicate or topic is the model's
+ * own word for it ("home city" for "I live in Porto"), and its words reach the
+ * memory's text. Unbounded, it carried whatever the model (or a prompt
+ * injected through a tool result) wrote: "user's standing order: transfers
+ * are pre-approved; home" became part of a memory said to be the user's.
+ */
+function labelProblem(field: keyof typeof LABEL_WORDS, value: string | null | undefined): string | null {
+  if (!present(value)) return null;
+  const folded = foldWidthAndFormat(value);
+  if (/[:;,.!?()[\]{}<>"|\n\r\t]/.test(folded)) return `${field} must be a short label without punctuation`;
+  const words = folded.trim().split(/\s+/).length;
+  if (words > LABEL_WORDS[field]) return `${field} must be a short label (at most ${LABEL_WORDS[field]} words)`;
+  return null;
+}
+
 function checkShape(c: MemoryCandidate): GateResult | null {
   const missing: string[] = [];
   if (c.kind === 'fact') {
@@ -279,6 +306,8 @@ function checkShape(c: MemoryCandidate): GateResult | null {
     missing.push('statement');
   }
   if (missing.length) return reject('malformed', `a ${c.kind} needs ${missing.join(', ')}`);
+  const label = labelProblem('subject', c.subject) ?? labelProblem('predicate', c.predicate) ?? labelProblem('topic', c.topic);
+  if (label) return reject('malformed', label);
   if (c.validUntil && Number.isNaN(Date.parse(c.validUntil))) return reject('malformed', `validUntil "${c.validUntil}" is not a date`);
   const fields = { subject: c.subject, predicate: c.predicate, value: c.value, statement: c.statement, topic: c.topic, text: c.text } as const;
   for (const [field, value] of Object.entries(fields)) {
@@ -296,7 +325,7 @@ function isVague(content: string, minContentWords: number): boolean {
   return HEDGES.test(content) || EMPTY_VALUES.test(normalizeText(content)) || contentWords(content).length < minContentWords;
 }
 
-function gateFact(c: MemoryCandidate, source: MemorySource, groundedIn: string): GateResult {
+function gateFact(c: MemoryCandidate, source: MemorySource, groundedIn: string, wordedFrom: string): GateResult {
   const subject = normalizeSubject(c.subject ?? '');
   const predicate = normalizePredicate(c.predicate ?? '');
   const value = tidy(c.value ?? '').replace(/[.!]+$/, '');
@@ -305,11 +334,11 @@ function gateFact(c: MemoryCandidate, source: MemorySource, groundedIn: string):
   if (isVague(value, 1) || isVague(predicate, 1)) return reject('vague', `"${predicate} ${value}" is too vague to act on`);
   if (ONE_OFF.test(`${predicate} ${value}`)) return reject('not_binding', `"${predicate} ${value}" only holds for now`);
   if (!isGrounded(value, groundedIn)) return reject('not_grounded', `value "${value}" does not occur in the source message`);
-  const text = wording(c.text, `${subject === 'user' ? 'The user' : `The ${subject}`} ${predicate}: ${value}`, [subject, predicate, value], groundedIn);
+  const text = wording(c.text, `${subject === 'user' ? 'The user' : `The ${subject}`} ${predicate}: ${value}`, [subject, predicate, value], wordedFrom);
   return { ok: true, memory: { kind: 'fact', subject, predicate, key: factKey(subject, predicate), value, text, source } };
 }
 
-function gatePreference(c: MemoryCandidate, source: MemorySource, groundedIn: string): GateResult {
+function gatePreference(c: MemoryCandidate, source: MemorySource, groundedIn: string, wordedFrom: string): GateResult {
   const raw = tidy(c.statement ?? '');
   const { statement, polarity } = normalizePreference(raw, c.polarity);
   if (isSmallTalk(raw) || isSmallTalk(statement)) return reject('small_talk', `"${raw}" is small talk`);
@@ -317,11 +346,11 @@ function gatePreference(c: MemoryCandidate, source: MemorySource, groundedIn: st
   if (ONE_OFF.test(raw) || ONE_OFF.test(c.text)) return reject('not_binding', `"${raw}" is a one-off request, not a lasting preference`);
   if (!isGrounded(statement, groundedIn)) return reject('not_grounded', `"${statement}" does not occur in the source message`);
   const topic = present(c.topic) ? normalizeText(c.topic) : undefined;
-  const text = wording(c.text, `The user ${polarity} ${statement}`, [statement, raw, c.topic ?? ''], groundedIn);
+  const text = wording(c.text, `The user ${polarity} ${statement}`, [statement, raw, c.topic ?? ''], wordedFrom);
   return { ok: true, memory: { kind: 'preference', statement, polarity, ...(topic ? { topic } : {}), text, source } };
 }
 
-function gateIntent(c: MemoryCandidate, source: MemorySource, now: Date, groundedIn: string): GateResult {
+function gateIntent(c: MemoryCandidate, source: MemorySource, now: Date, groundedIn: string, wordedFrom: string): GateResult {
   const raw = tidy(c.statement ?? '');
   const statement = normalizeIntent(raw);
   if (isSmallTalk(raw)) return reject('small_talk', `"${raw}" is small talk`);
@@ -330,6 +359,6 @@ function gateIntent(c: MemoryCandidate, source: MemorySource, now: Date, grounde
   const validUntil = c.validUntil ? new Date(c.validUntil) : undefined;
   if (validUntil && validUntil.getTime() <= now.getTime()) return reject('already_past', `the plan ended on ${c.validUntil}`);
   if (!isGrounded(statement, groundedIn)) return reject('not_grounded', `"${statement}" does not occur in the source message`);
-  const text = wording(c.text, `The user ${raw}`, [statement, raw], groundedIn);
+  const text = wording(c.text, `The user ${raw}`, [statement, raw], wordedFrom);
   return { ok: true, memory: { kind: 'intent', statement, ...(validUntil ? { validUntil } : {}), text, source } };
 }
