@@ -36,7 +36,7 @@ export class McpConnectionPool {
         logger: options.logger ?? consoleMcpLogger,
         onToolsChanged: () => this.changed(),
         oauth: options.oauth,
-        protocol: options.extras?.forServer(server.name),
+        protocol: options.extras?.forServer(server.name, server.secrets),
       });
       this.byName.set(server.name, connection);
     }

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema, ResourceListChangedNotificationSchema, type Resource } from '@modelcontextprotocol/sdk/types.js';
 import { ElicitationBroker } from './mcp-elicitation';
-import { errorText, type McpLogger } from './mcp-log';
+import { errorText, redact, type McpLogger } from './mcp-log';
 
 /** Runs one request on a server's live client, waiting briefly for a reconnect (see `McpConnection.withClient`). */
 export interface McpClientAccess {
@@ -113,10 +113,19 @@ export class McpProtocolExtras {
     await Promise.all([...this.byServer.values()].map((e) => e.settled()));
   }
 
-  forServer(server: string): McpServerExtras {
+  /** The server's extras, made on first ask; what they log has the server's secrets (`secrets`) taken out. */
+  forServer(server: string, secrets: readonly string[] = []): McpServerExtras {
     let extras = this.byServer.get(server);
     if (!extras) {
-      extras = new McpServerExtras(server, this.log, () => {
+      const log = this.log;
+      // A server's error text can echo a header or token of its config: the connection's own logger redacts, so must these.
+      const redacting: McpLogger = {
+        debug: (m) => log.debug(redact(m, secrets)),
+        info: (m) => log.info(redact(m, secrets)),
+        warn: (m) => log.warn(redact(m, secrets)),
+        error: (m) => log.error(redact(m, secrets)),
+      };
+      extras = new McpServerExtras(server, redacting, () => {
         this.changes += 1;
       });
       this.byServer.set(server, extras);
