@@ -28,8 +28,40 @@ function stringify(value: unknown): string {
 
 const digests = new WeakMap<ToolCatalog, Map<string, ToolCatalog>>();
 
-/** The catalog filtered by an allow-list, with its digest; computed once per catalog and allow-list. */
-function offeredCatalog(catalog: ToolCatalog, allow: string[] | undefined): ToolCatalog {
+/**
+ * Tools one model call may be offered: OpenAI refuses a request with more
+ * than 128, and each server is capped at 128 on its own, so a few servers
+ * together (native tools, GitHub's ninety, a browser's, a file system's)
+ * failed every model call.
+ */
+export const MAX_OFFERED_TOOLS = 128;
+/**
+ * Bytes of tool definitions (as JSON) one session may be offered: the
+ * catalog is recorded in history by a local activity, and every model call
+ * carries it; 128 tools of 32 KB schemas (4 MB) passed what one payload may
+ * hold, and the session failed.
+ */
+export const MAX_OFFERED_TOOL_BYTES = 384 * 1024;
+
+/** The tools in catalog order (native tools first, then the servers in the config's order) while within both bounds; the rest named. */
+function withinOfferBounds(tools: ToolCatalog['tools']): { kept: ToolCatalog['tools']; left: string[] } {
+  const kept: ToolCatalog['tools'] = [];
+  const left: string[] = [];
+  let bytes = 0;
+  for (const tool of tools) {
+    const size = Buffer.byteLength(JSON.stringify(tool));
+    if (kept.length >= MAX_OFFERED_TOOLS || bytes + size > MAX_OFFERED_TOOL_BYTES) {
+      left.push(tool.name);
+      continue;
+    }
+    kept.push(tool);
+    bytes += size;
+  }
+  return { kept, left };
+}
+
+/** The catalog filtered by an allow-list and bounded, with its digest; computed once per catalog and allow-list. */
+function offeredCatalog(catalog: ToolCatalog, allow: string[] | undefined, warn: (message: string) => void): ToolCatalog {
   const key = allow === undefined ? '*' : JSON.stringify(allow);
   let byAllow = digests.get(catalog);
   if (!byAllow) {
@@ -39,7 +71,13 @@ function offeredCatalog(catalog: ToolCatalog, allow: string[] | undefined): Tool
   let offered = byAllow.get(key);
   if (!offered) {
     const allowed = allow === undefined ? null : new Set(allow);
-    const tools = allowed === null ? catalog.tools : catalog.tools.filter((t) => allowed.has(t.name));
+    const { kept: tools, left } = withinOfferBounds(allowed === null ? catalog.tools : catalog.tools.filter((t) => allowed.has(t.name)));
+    if (left.length > 0) {
+      warn(
+        `${left.length} tool(s) are not offered: a model call takes at most ${MAX_OFFERED_TOOLS} tools and ${MAX_OFFERED_TOOL_BYTES} bytes of their definitions ` +
+          `(left out: ${left.slice(0, 10).join(', ')}${left.length > 10 ? ` and ${left.length - 10} more` : ''}); narrow them with the servers' allowTools or the session's toolPolicy.allow`,
+      );
+    }
     offered = { version: catalog.version, tools, digest: hashOf(tools) };
     byAllow.set(key, offered);
   }
@@ -49,7 +87,7 @@ function offeredCatalog(catalog: ToolCatalog, allow: string[] | undefined): Tool
 export function createToolActivities(deps: ToolActivityDeps) {
   return {
     async getToolCatalog(input: GetToolCatalogInput): Promise<ToolCatalog> {
-      const offered = offeredCatalog(deps.tools.current().catalog, input.allow);
+      const offered = offeredCatalog(deps.tools.current().catalog, input.allow, (m) => Context.current().log.warn(m));
       if (input.knownDigest !== undefined && input.knownDigest === offered.digest) {
         return { version: offered.version, digest: offered.digest, tools: [], unchanged: true };
       }
