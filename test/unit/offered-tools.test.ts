@@ -5,6 +5,7 @@ import { defineTool } from '../../activities/tools/native-tool';
 import { buildCatalog, nativeRunnable } from '../../activities/tools/tool-registry';
 import type { ToolResultStore } from '../../activities/tools/tool-result-store';
 import type { ToolCatalog } from '../../workflows/tool-spec';
+import type { GetToolCatalogInput } from '../../activities/activity-types';
 
 /** `count` tools, each with a description of `descriptionChars`. */
 function catalogOf(count: number, descriptionChars = 20) {
@@ -20,7 +21,8 @@ async function offered(activities: ReturnType<typeof catalogOf>, allow?: string[
   const warnings: string[] = [];
   const log = env.context.log;
   log.warn = (message: string) => void warnings.push(message);
-  const catalog = (await env.run(activities.getToolCatalog, { ...(allow ? { allow } : {}) })) as ToolCatalog;
+  const input: GetToolCatalogInput = { sessionId: 's', namespace: { tenant: 't', user: 'u' }, ...(allow ? { allow } : {}) };
+  const catalog = (await env.run(activities.getToolCatalog, input)) as ToolCatalog;
   return { catalog, warnings };
 }
 
