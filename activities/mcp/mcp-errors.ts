@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../workflows/failure-types';
 import { McpUnavailableError } from './mcp-failure-kinds';
 import { errorText, redact } from './mcp-log';
+import { MAX_MCP_MESSAGE_BYTES, McpAnswerTooLargeError } from './mcp-message-bounds';
 
 /** What the failing call was, for messages a person (and the model) can act on. */
 export interface McpCallSite {
@@ -32,6 +33,14 @@ const SERVER_REFUSED_RESULT = /^Invalid tools\/call result/;
 /** The result the client got does not follow the MCP schema (the SDK throws its zod error): the server had run the tool. */
 const isMalformedResult = (err: unknown): err is Error & { issues: Array<{ path: PropertyKey[]; message: string }> } =>
   err instanceof Error && err.name === 'ZodError' && Array.isArray((err as { issues?: unknown }).issues);
+
+/** True when `err` or one of its causes is an instance of `type`. */
+function causedBy(err: unknown, type: new (...args: never[]) => Error): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof type) return true;
+  }
+  return false;
+}
 
 /** Said of every failure that comes after the tool ran: repeating the call may repeat what it did. */
 const RAN_NEXT_STEP = 'the call may have taken effect; do not call it again to repeat a change; check its effect another way, or tell the user the service answered in an unexpected form.';
@@ -108,6 +117,15 @@ export function mcpCallFailure(err: unknown, site: McpCallSite): ApplicationFail
       default:
         return failure(site, FailureType.ToolFailed, false, `MCP server "${site.server}" answered with a protocol error (${err.code}): ${detail}.`, 'explain the failure to the user; do not retry the same call.');
     }
+  }
+  if (causedBy(err, McpAnswerTooLargeError)) {
+    return failure(
+      site,
+      FailureType.ToolFailed,
+      false,
+      `the tool ran, but MCP server "${site.server}" answered with more than ${Math.round(MAX_MCP_MESSAGE_BYTES / (1024 * 1024))} MB, so its answer was not read.`,
+      'the call may have taken effect; do not call it again the same way; ask for less (a narrower query, one page, a smaller file), or tell the user the result was too large.',
+    );
   }
   if (isMalformedResult(err)) {
     const issues = err.issues.slice(0, 3).map((i) => `${i.path.map(String).join('.') || '(result)'}: ${i.message}`).join('; ');

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerConfig } from './mcp-config';
 import type { McpLogger } from './mcp-log';
+import { MAX_MCP_MESSAGE_BYTES, boundedFetch } from './mcp-message-bounds';
 
 /** One transport to one server, whichever kind it is. */
 export interface McpTransportHandle {
@@ -25,6 +26,8 @@ function stdioTransport(server: Extract<McpServerConfig, { type: 'stdio' }>, log
     cwd: server.cwd,
     // Piped, not inherited: the server's chatter goes through our (redacting) logger.
     stderr: 'pipe',
+    // The SDK's default (10 MB) closed the shared connection over one large result (mcp-message-bounds.ts).
+    maxBufferSize: MAX_MCP_MESSAGE_BYTES,
   });
   let tail = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
@@ -38,6 +41,8 @@ function stdioTransport(server: Extract<McpServerConfig, { type: 'stdio' }>, log
 function httpTransport(server: Extract<McpServerConfig, { type: 'http' }>, authProvider?: OAuthClientProvider): McpTransportHandle {
   const transport = new StreamableHTTPClientTransport(new URL(server.url), {
     requestInit: { headers: server.headers },
+    // An answer past MAX_MCP_MESSAGE_BYTES fails its call, not the worker's memory.
+    fetch: boundedFetch(),
     // Sends the stored access token, and on a 401 refreshes it or starts an authorization (mcp-oauth-provider.ts).
     authProvider,
     // The standalone SSE stream (server notifications) retries briefly; after that the connection

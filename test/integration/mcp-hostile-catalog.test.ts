@@ -57,6 +57,11 @@ it('a 100 KB input schema, one nested 2,000 levels deep and a malformed listing 
     expect(failure).toMatchObject({ type: 'ToolFailed', nonRetryable: true });
     expect(failure?.message).toMatch(/^mcp_hostile_bad_image: the tool ran, but MCP server "hostile" could not send its result \(its MCP library refused the result as malformed\): Invalid tools\/call result: .* Next step: the call may have taken effect; do not call it again/s);
     expect(await call('photos_taken')).toMatchObject({ content: [{ type: 'text', text: '1' }] });
+
+    // An answer of 12 MB is read; before, the SDK's 10 MB bound closed the connection under every call in flight.
+    const huge = await call('huge_answer');
+    expect((huge.content[0] as { text: string }).text).toHaveLength(12 * 1024 * 1024);
+    expect(await call('photos_taken')).toMatchObject({ content: [{ type: 'text', text: '1' }] });
   } finally {
     await connection.close();
   }

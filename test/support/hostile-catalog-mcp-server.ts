@@ -57,6 +57,8 @@ server.setRequestHandler(CallToolRequestSchema, async (req) => {
     photosTaken += 1;
     return { content: [{ type: 'image', data: 'data:image/png;base64,iVBORw0KGgo=', mimeType: 'image/png' }] };
   }
+  // Not listed: an answer of 12 MB, past the SDK's 10 MB stdio bound.
+  if (req.params.name === 'huge_answer') return { content: [{ type: 'text', text: 'h'.repeat(12 * 1024 * 1024) }] };
   if (req.params.name === 'photos_taken') return { content: [{ type: 'text', text: String(photosTaken) }] };
   if (req.params.name === 'bad_output_schema') return { content: [{ type: 'text', text }], structuredContent: { a: 1, b: 2 } };
   return { content: [{ type: 'text', text }] };
