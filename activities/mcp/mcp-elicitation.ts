@@ -12,26 +12,52 @@ export type ElicitHandler = (params: ElicitRequest['params'], signal?: AbortSign
 const CANCEL: ElicitResult = { action: 'cancel' };
 
 /**
+ * How long after a call was given up on (its timeout, an interrupt) the
+ * server's questions are not routed: the server may not honour
+ * `notifications/cancelled` and go on with that call, and its question would
+ * reach whichever call is in flight then, maybe another user's.
+ */
+export const ABANDONED_CALL_WINDOW_MS = 10 * 60_000;
+
+/**
  * Routes a server's `elicitation/create` to the tool call that caused it.
  * The protocol does not say which of our requests a server request belongs
  * to (stdio has no such link at all), and one connection serves every
  * session of the worker. So a question is routed only when exactly one call
- * is in flight on the connection; with several, it is cancelled and logged
- * rather than risk asking one user about another user's call.
+ * is in flight on the connection, and no call was given up on lately; else
+ * it is cancelled and logged rather than risk asking one user about another
+ * user's call.
  */
 export class ElicitationBroker {
   private readonly calls = new Set<ElicitHandler>();
+  /** Until when a call given up on (timed out, interrupted) may still be running on the server and ask. */
+  private abandonedUntil = 0;
 
-  constructor(private readonly server: string, private readonly log: McpLogger) {}
+  constructor(
+    private readonly server: string,
+    private readonly log: McpLogger,
+    private readonly abandonedWindowMs = ABANDONED_CALL_WINDOW_MS,
+  ) {}
 
-  /** Registers a call for its duration; returns the release. */
-  enter(handler: ElicitHandler): () => void {
+  /**
+   * Registers a call for its duration; returns the release, told whether the call was given up on before the
+   * server answered it (a server may ignore the cancellation and go on, and ask later).
+   */
+  enter(handler: ElicitHandler): (abandoned?: boolean) => void {
     this.calls.add(handler);
-    return () => this.calls.delete(handler);
+    return (abandoned = false) => {
+      this.calls.delete(handler);
+      if (abandoned) this.abandonedUntil = Date.now() + this.abandonedWindowMs;
+    };
   }
 
   async route(request: ElicitRequest, signal?: AbortSignal): Promise<ElicitResult> {
     if (request.params.mode === 'url') return CANCEL;
+    if (Date.now() < this.abandonedUntil) {
+      // The question may be the abandoned call's: routed to the one call in flight, it would ask another user.
+      this.log.warn(`[${this.server}] elicitation/create within ${Math.round(this.abandonedWindowMs / 1000)} s of a call given up on before the server answered it; cannot tell which one asked, answered "cancel"`);
+      return CANCEL;
+    }
     const [only, ...others] = [...this.calls];
     if (!only) {
       this.log.warn(`[${this.server}] elicitation/create with no tool call in flight; answered "cancel"`);

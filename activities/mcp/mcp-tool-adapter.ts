@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type Tool, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { checkJsonSchema, mapSubschemas } from '../../workflows/json-schema-check';
 import { offeredDescription } from './mcp-tool-support';
 import type { RiskLevel, ToolSpec } from '../../workflows/tool-spec';
@@ -103,6 +103,8 @@ export function mcpRunnable({ server, tool, target, defaultTimeoutMs, elicitatio
       const progress = progressReporter(ctx, clean);
       // A question the server asks during this call becomes a durable wait in the session.
       const release = elicitation?.enter(durableAsker(ctx, { server: server.name, clean, log: logger ?? consoleMcpLogger }));
+      // Given up on before the server answered (an interrupt, our timeout): the server may still be running it.
+      let abandoned = false;
       try {
         const result = await target.callTool(tool.name, args, {
           signal: ctx.signal,
@@ -113,9 +115,10 @@ export function mcpRunnable({ server, tool, target, defaultTimeoutMs, elicitatio
         if (result.isError) throw toolReportedError(site, text);
         return text;
       } catch (err) {
+        abandoned = ctx.signal.aborted || (err instanceof McpError && err.code === ErrorCode.RequestTimeout);
         throw mcpCallFailure(err, site);
       } finally {
-        release?.();
+        release?.(abandoned);
         await progress.close();
       }
     },
