@@ -4,8 +4,15 @@ import { ExtractionOutput, MemoryCandidate } from './memory-candidate';
 import type { MemoryDoc } from './memory-types';
 import type { TranscriptMessage } from './transcript';
 
-/** Characters of one message shown to the extraction model; long tool output is cut. */
+/** Characters of one tool or assistant message shown to the extraction model; long tool output is cut. */
 const MAX_MESSAGE_CHARS = 1_500;
+/**
+ * Characters of one user message shown: their words are what memories are
+ * made of. Cut at 1,500 like tool output, "Please remember that my daughter
+ * is called Mia." at the end of a long message was never seen, and no later
+ * pass reads that turn again. A longer one keeps its start and its end.
+ */
+export const MAX_USER_MESSAGE_CHARS = 8_000;
 const MAX_KNOWN = 40;
 
 export const EXTRACTION_SYSTEM_PROMPT = `You extract long-term memories about the user from a conversation excerpt. Reply with one JSON object, {"candidates": [...]}, and nothing else. An empty list is a good answer when nothing qualifies.
@@ -30,8 +37,15 @@ function describeKnown(doc: MemoryDoc): string {
   }
 }
 
+function shown(m: TranscriptMessage): string {
+  if (m.role !== 'user') return m.content.length > MAX_MESSAGE_CHARS ? `${m.content.slice(0, MAX_MESSAGE_CHARS)} [... cut]` : m.content;
+  if (m.content.length <= MAX_USER_MESSAGE_CHARS) return m.content;
+  const half = MAX_USER_MESSAGE_CHARS / 2;
+  return `${m.content.slice(0, half)} [... ${m.content.length - MAX_USER_MESSAGE_CHARS} characters cut ...] ${m.content.slice(-half)}`;
+}
+
 function describeMessage(m: TranscriptMessage): string {
-  const content = m.content.length > MAX_MESSAGE_CHARS ? `${m.content.slice(0, MAX_MESSAGE_CHARS)} [... cut]` : m.content;
+  const content = shown(m);
   const label =
     m.role === 'tool' ? `tool result${m.toolCallId ? ` for ${m.toolCallId}` : ''}` : m.role === 'assistant' && m.toolNames ? `assistant, called ${m.toolNames.join(', ')}` : m.role;
   return `#${m.index} [${label}] ${content}`;

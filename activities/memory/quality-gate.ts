@@ -113,8 +113,11 @@ const INTENT_ONE_OFF = /\b(?:right now|this (?:answer|reply|question|message)|in
 // "correct", "是的", "对". A bare "right" or a yes somewhere later does not count.
 const EXPLICIT_YES =
   /^(?:yes|yeah|yep|yup|correct|exactly|confirmed|i confirm|that'?s (?:right|correct|true)|that is (?:right|correct|true)|是的|是|对|對|没错|沒錯|正确|正確|はい|そうです|네|예|oui|sí|si|ja|sim)(?=$|[\s,.!;:。，！、])/i;
-// A yes that takes itself back: "yes, but not gold", "yes no".
-const TAKEN_BACK = /\b(?:not|no|isn'?t|wasn'?t|never|wrong|but|except|actually)\b|不是|不对|不對|但是/i;
+// A yes that takes itself back: "yes, but not gold", "yes no", in the languages EXPLICIT_YES knows.
+const TAKEN_BACK =
+  /\b(?:not|no|isn'?t|wasn'?t|never|wrong|but|except|actually|however|aber|nicht|kein|keine|nein|sondern|mais|pas|non|plus|pero|sino|não|nao|mas|ma|però)\b|不是|不对|不對|但是|可是|不过|不過|違います|ではない|じゃない|でも|아니|하지만/i;
+// A yes-word that starts something else: "Correct me, it is silver", "Exactly what does gold include".
+const NOT_AN_ANSWER = /^\s+(?:me|him|her|what|which|who|whom|how|why|when|where|if|whether)\b/i;
 
 // Words that carry no content on their own: a value or statement made only of them is vague.
 const STOPWORDS = new Set(
@@ -262,7 +265,10 @@ export function isExplicitConfirmation(reply: TranscriptMessage, messages: reado
   const answer = reply.content.normalize('NFKC').trim().replace(/[\u2018\u2019]/g, "'");
   const yes = EXPLICIT_YES.exec(answer);
   if (!yes) return false;
-  return !TAKEN_BACK.test(answer.slice(yes[0].length));
+  // A question back is not a yes, nor is a yes-word that begins another sentence.
+  if (/[?？]/.test(answer)) return false;
+  const rest = answer.slice(yes[0].length);
+  return !NOT_AN_ANSWER.test(rest) && !TAKEN_BACK.test(rest);
 }
 
 /**

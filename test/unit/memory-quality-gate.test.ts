@@ -1,7 +1,7 @@
 import { MemoryCandidate } from '../../activities/memory/memory-candidate';
 import { normalizeText, occursIn } from '../../activities/memory/memory-normalize';
-import { emptyRejectionCounts, gateCandidate, isGrounded, type GateResult, type RejectionReason } from '../../activities/memory/quality-gate';
-import { flattenTurns } from '../../activities/memory/transcript';
+import { emptyRejectionCounts, gateCandidate, isExplicitConfirmation, isGrounded, type GateResult, type RejectionReason } from '../../activities/memory/quality-gate';
+import { flattenTurns, type TranscriptMessage } from '../../activities/memory/transcript';
 import type { ChatMessage } from '../../workflows/chat-message';
 
 const now = new Date('2025-03-10T12:00:00Z');
@@ -88,6 +88,19 @@ describe('memory quality gate', () => {
     expect(reasonOf(gate({ kind: 'fact', subject: 'user', predicate: 'customer tier', value: 'gold', fromTool: true, userConfirmed: true, confirmationMessageIndex: 0, sourceMessageIndex: 2, text: 'x' }))).toBe(
       'tool_sourced_unconfirmed',
     );
+  });
+
+  it('takes as a yes neither a question back, nor a yes-word that starts something else, nor a yes taken back in another language', () => {
+    const replies = (reply: string) =>
+      isExplicitConfirmation(
+        { index: 1, role: 'user', content: reply, turnId: 'turn-1', indexInTurn: 1 } as TranscriptMessage,
+        [{ index: 0, role: 'assistant', content: 'Is your customer tier gold?', turnId: 'turn-1', indexInTurn: 0 } as TranscriptMessage],
+        'gold',
+      );
+    for (const yes of ['yes', "Yes, that's right.", 'Yes that is right', 'correct', 'Exactly.', 'Ja.', 'Oui, c\'est ça', 'Sí', '是的', 'yes it is']) expect([yes, replies(yes)]).toEqual([yes, true]);
+    for (const no of ['Correct me, it is silver', 'Exactly what does gold include?', 'yes?', 'Ja, aber nicht gold', 'Oui, mais pas gold', 'Sí, pero no gold', 'Sim, mas não gold', '是的，但是不是金卡', 'yes, but not gold']) {
+      expect([no, replies(no)]).toEqual([no, false]);
+    }
   });
 
   it('rejects what only the assistant said', () => {
