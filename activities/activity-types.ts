@@ -1,7 +1,7 @@
 import type { ChatMessage, ToolCall } from '../workflows/chat-message';
 import type { PromptByRef } from '../workflows/prompt-parts';
 import type { UserNamespace } from '../workflows/session-types';
-import type { ToolCatalog } from '../workflows/tool-spec';
+import type { RiskLevel, ToolCatalog } from '../workflows/tool-spec';
 import type { SessionSummary } from '../workflows/session-summary';
 import type { SummarizeInput } from './summarize-activity';
 import type { ArchivedEventsPage, ArchivedSession, ReadArchivedEventsInput, SaveArchiveInput } from './session-archive';
@@ -89,6 +89,13 @@ export interface ExecuteToolInput {
   namespace: UserNamespace;
   /** `<sessionId>:<turnId>:<step>:<toolCallId>`, stable across retries, crashes and continue-as-new (runs begun before the step was added keep `<sessionId>:<turnId>:<toolCallId>`). */
   idempotencyKey: string;
+  /**
+   * The hash of the tool's definition the call was planned (and confirmed) against. A worker whose tool now has
+   * another one does not run it (`ToolChanged`). Absent from calls scheduled before it was sent: not checked.
+   */
+  toolHash?: string;
+  /** The tool's risk the call was planned with: a tool that now says it is riskier (an MCP server's changed annotations) is not run. */
+  toolRisk?: RiskLevel;
 }
 
 export interface ExecuteToolResult {

@@ -1,7 +1,7 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { FailureType } from '../workflows/failure-types';
-import type { ToolCatalog } from '../workflows/tool-spec';
+import type { RiskLevel, ToolCatalog } from '../workflows/tool-spec';
 import type { ExecuteToolInput, ExecuteToolResult, GetToolCatalogInput } from './activity-types';
 import { briefSchema } from '../workflows/tool-call-plan';
 import { checkArgumentPatterns } from './tools/argument-patterns';
@@ -20,6 +20,9 @@ export interface ToolActivityDeps {
   maxResultChars: number;
   heartbeatIntervalMs?: number;
 }
+
+/** How much care a risk asks for: external and destructive calls are always confirmed. */
+const RISK_RANK: Record<RiskLevel, number> = { read: 0, write: 1, external: 2, destructive: 2 };
 
 function stringify(value: unknown): string {
   if (typeof value === 'string') return value;
@@ -100,6 +103,15 @@ export function createToolActivities(deps: ToolActivityDeps) {
       if (!tool) {
         throw ApplicationFailure.nonRetryable(`No tool named ${input.toolName} is available on this worker now.`, FailureType.ToolNotFound);
       }
+      // The call was planned, checked and maybe confirmed against the catalog its turn read; a server may have
+      // changed the tool since (a refresh while a confirmation waited). Run it only as what was approved.
+      const changed =
+        input.toolHash !== undefined && tool.spec.hash !== input.toolHash
+          ? 'its description or parameters are not the ones the call was checked against'
+          : input.toolRisk !== undefined && RISK_RANK[tool.spec.risk] > RISK_RANK[input.toolRisk]
+            ? `it now says it is ${tool.spec.risk}, where the call was planned as ${input.toolRisk}`
+            : undefined;
+      if (changed) throw ApplicationFailure.nonRetryable(`The tool ${input.toolName} changed after this call was planned (${changed}), so it was not run.`, FailureType.ToolChanged);
       // The workflow checked every keyword but `pattern`, which must not run there; RE2 checks it here, before the tool runs.
       const patternIssues = checkArgumentPatterns(input.arguments, tool.spec.parameters);
       if (patternIssues.length > 0) {

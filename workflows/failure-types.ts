@@ -13,6 +13,8 @@ export const FailureType = {
   ToolFailed: 'ToolFailed',
   ToolPermissionDenied: 'ToolPermissionDenied',
   ToolDeclined: 'ToolDeclined',
+  /** The tool's definition changed on its server between the call's planning (and confirmation) and its run: not run. */
+  ToolChanged: 'ToolChanged',
   ModelRequestInvalid: 'ModelRequestInvalid',
   ModelAuthFailed: 'ModelAuthFailed',
   ModelUnavailable: 'ModelUnavailable',

@@ -700,6 +700,9 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
       // Models may reuse call ids across the steps of one turn (`call_0` each time), so the step is part of the key.
       // Runs that started a tool call before the step was added keep the key they had.
       idempotencyKey: isPatched(IDEMPOTENCY_KEY_PER_STEP) ? `${ctx.sessionId}:${turnId}:${step}:${call.id}` : `${ctx.sessionId}:${turnId}:${call.id}`,
+      // The definition the call was checked and confirmed against: a tool changed since is not run (ToolChanged).
+      toolHash: plan.spec.hash,
+      toolRisk: plan.spec.risk,
     };
     const retry: RetryPolicy = { maximumAttempts: plan.spec.maxAttempts, initialInterval: '300 milliseconds', nonRetryableErrorTypes: [...nonRetryableFailureTypes] };
     const summary = `tool ${toolName} (call ${call.id})`;

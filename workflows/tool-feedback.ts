@@ -31,6 +31,8 @@ export function nextStepFor(type: string): string {
       return 'Do not retry this operation. Tell the user they lack permission and should contact an administrator.';
     case FailureType.ToolDeclined:
       return 'The user declined this action. Do not run it again unless the user asks; acknowledge and ask how they want to proceed.';
+    case FailureType.ToolChanged:
+      return 'The tool changed while this call waited, so it was not run. Call it again if it is still needed: it will be checked, and confirmed if it needs to be, against its new definition.';
     case FailureType.ToolFailed:
       return 'The tool failed. Retry at most once if the error looks transient; otherwise explain the failure to the user.';
     default:

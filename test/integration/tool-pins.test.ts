@@ -94,4 +94,29 @@ describe('tool pins over a real MCP server', () => {
     ]);
     env.model.assertDone(sessionId);
   });
+
+  it('a call confirmed against a tool that changed on its server while the confirmation waited is not run, and the model is told why', async () => {
+    await changeServer(OLD);
+    const sessionId = uniqueId('s');
+    const options = sessionOptions(sessionId, { toolPolicy: { confirmTools: [TOOL] } });
+    env.model.script(
+      [
+        { respond: { kind: 'tool_calls', calls: [{ id: 'call_five', name: TOOL, arguments: { q: 'five' } }] } },
+        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'It changed.' } },
+      ],
+      { lane: sessionId },
+    );
+    const turn = await env.agent.send(options, { text: 'look up five' });
+    const held = await pending(sessionId);
+    expect(held.toolName).toBe(TOOL);
+    // The person approves what they were shown; meanwhile the server's tool became another one.
+    await changeServer(NEW);
+    await env.agent.approve(sessionId, held.toolCallId);
+    expect(await env.agent.waitForTurn(sessionId, turn.turnId)).toMatchObject({ outcome: 'completed', text: 'It changed.' });
+    // Before, it ran as the new tool, approved as the old one.
+    expect(lookups()).not.toContain('five');
+    const result = (env.model.requestsFor(sessionId).at(-1)!.body as { messages: Array<{ role: string; content?: string }> }).messages.filter((m) => m.role === 'tool').at(-1);
+    expect(JSON.parse(result!.content!)).toMatchObject({ error: { type: 'ToolChanged', message: expect.stringMatching(/changed after this call was planned .*so it was not run/) } });
+    env.model.assertDone(sessionId);
+  });
 });
