@@ -49,8 +49,9 @@ function checkWith(answer: string, group: RegExp, separator: RegExp, known: (id:
 /** Removes the marks left where whole citations were dropped, and the spaces around them. */
 function tidyRemovals(text: string): string {
   return text
-    .replace(/[ \t]*\u0000+(?=[ \t]*[.,;:!?)])/g, '')
-    .replace(/[ \t]*\u0000+[ \t]*/g, ' ')
+    // Marks next to each other ("[mem:a] 【mem:b】." with both gone) are one removal.
+    .replace(/[ \t]*\u0000(?:[ \t]*\u0000)*(?=[ \t]*[.,;:!?)])/g, '')
+    .replace(/[ \t]*\u0000(?:[ \t]*\u0000)*[ \t]*/g, ' ')
     .replace(/ +\n/g, '\n')
     .replace(/^ +| +$/g, '');
 }

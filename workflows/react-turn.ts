@@ -504,10 +504,12 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     }
     if (reply.toolCalls.length === 0) {
       let check = ctx.citations ? checkCitations(reply.content ?? '', ctx.citations.injectedIds) : null;
-      if (ctx.citations && check && check.unknown.length === 0) {
-        // The full-width forms a citation takes (【mem:ab12】): checked from the patch on.
+      if (ctx.citations && check) {
+        // The full-width forms a citation takes (【mem:ab12】): checked from the patch on. The wide reading holds the
+        // ASCII one, so with unknown ASCII ids too it names them all: the correction, and the removal from a
+        // regenerated answer, leave none behind (the regeneration itself is decided by the ASCII ids alone then).
         const wide = checkCitations(reply.content ?? '', ctx.citations.injectedIds, { wide: true });
-        if (wide.unknown.length > 0 && isPatched(CITATIONS_CHECKED_EVERY_STEP)) check = wide;
+        if (wide.unknown.length > check.unknown.length && isPatched(CITATIONS_CHECKED_EVERY_STEP)) check = wide;
       }
       if (ctx.citations && check && check.unknown.length > 0) {
         if (regenerations === 0) {

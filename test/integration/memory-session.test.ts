@@ -65,14 +65,15 @@ describe('long-term memory in a session', () => {
     env.model.assertDone(sessionId);
   });
 
-  it('removes and flags a citation that is still unknown after the regeneration', async () => {
+  it('removes and flags a citation that is still unknown after the regeneration, in every form it takes beside the others', async () => {
     const sessionId = uniqueId('s');
     const user = uniqueId('u');
     await seedHomeCity('acme', user);
     env.model.script(
       [
         { respond: { kind: 'text', text: 'Lisbon [mem:zz99].' } },
-        { match: { lastUserMessage: /^\[runtime check\]/ }, respond: { kind: 'text', text: 'Lisbon, as noted [mem:qq11].' } },
+        // Full-width beside ASCII: the ASCII one was removed and the full-width one shown to the user.
+        { match: { lastUserMessage: /^\[runtime check\]/ }, respond: { kind: 'text', text: 'Lisbon, as noted [mem:qq11] 【mem:yy88】.' } },
       ],
       { lane: sessionId },
     );
@@ -80,7 +81,7 @@ describe('long-term memory in a session', () => {
     const { turnId } = await env.agent.as(options.namespace).send(options, { text: "What is the user's home city?" });
     const events = await collectEvents(env.agent.as(options.namespace), sessionId, turnCompleted(turnId));
     expect(events.at(-1)!.event).toMatchObject({ type: 'turn_completed', text: 'Lisbon, as noted.' });
-    expect(events.some((e) => e.event.type === 'citation_flagged' && e.event.action === 'removed' && e.event.unknownIds[0] === 'qq11')).toBe(true);
+    expect(events.filter((e) => e.event.type === 'citation_flagged' && e.event.action === 'removed').map((e) => e.event.type === 'citation_flagged' && e.event.unknownIds)).toEqual([['qq11', 'yy88']]);
     env.model.assertDone(sessionId);
   });
 
