@@ -230,10 +230,15 @@ export class ScopedMemories {
    * memories there are; `after` continues from a page's `next`.
    */
   async list(
-    options: { kinds?: MemoryKind[]; statuses?: MemoryStatus[]; limit?: number; contains?: string; after?: ListPosition } = {},
+    options: { kinds?: MemoryKind[]; statuses?: MemoryStatus[]; limit?: number; contains?: string; after?: ListPosition; idPrefix?: string } = {},
   ): Promise<{ memories: MemoryDoc[]; malformed: MemoryDocError[]; next?: ListPosition }> {
     // Purged memories have no content to list; their audit entries still say what happened.
     const filter: Filter<StoredMemory> = { status: { $in: options.statuses ?? ['active'] }, purgedAt: { $exists: false } };
+    // The short ids a prompt shows (`mem:ab12`) are the start of the hex: found in the database, however old.
+    if (options.idPrefix !== undefined) {
+      if (!/^[0-9a-f]{1,24}$/.test(options.idPrefix)) throw new Error(`idPrefix must be lowercase hex, got "${options.idPrefix.slice(0, 40)}"`);
+      filter._id = { $regex: `^mem_${options.idPrefix}` };
+    }
     if (options.kinds) filter.kind = { $in: options.kinds };
     // A regex of the escaped text: FerretDB has no text indexes, and the user's text is never a pattern.
     if (options.contains) filter.text = { $regex: literalPattern(options.contains), $options: 'i' };

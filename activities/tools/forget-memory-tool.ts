@@ -37,8 +37,9 @@ async function byId(scope: ScopedMemories, ref: string): Promise<MemoryDoc[]> {
     const doc = await scope.get(`mem_${hex}`);
     return doc && doc.status === 'active' ? [doc] : [];
   }
-  const { memories } = await scope.list({ limit: 500 });
-  return memories.filter((m) => m._id.slice(4).startsWith(hex));
+  // Looked up by prefix in the database: among the 500 newest only, a memory recalled this turn in a larger
+  // namespace was "not found".
+  return (await scope.list({ idPrefix: hex, limit: 10 })).memories;
 }
 
 /** The memory `ref` names if its last change is a deletion by `actor` (this call, on an earlier attempt). */
@@ -47,7 +48,7 @@ async function deletedBy(scope: ScopedMemories, ref: string, actor: { sessionId:
   const candidates =
     hex.length === 24
       ? [await scope.get(`mem_${hex}`)].filter((d): d is MemoryDoc => d !== null && d.status === 'deleted')
-      : (await scope.list({ statuses: ['deleted'], limit: 500 })).memories.filter((m) => m._id.slice(4).startsWith(hex));
+      : (await scope.list({ statuses: ['deleted'], idPrefix: hex, limit: 10 })).memories;
   if (candidates.length !== 1) return undefined;
   const doc = candidates[0]!;
   const last = (await scope.auditTrail(doc._id)).at(-1);
@@ -56,7 +57,8 @@ async function deletedBy(scope: ScopedMemories, ref: string, actor: { sessionId:
 }
 
 async function byDescription(scope: ScopedMemories, deps: ForgetMemoryDeps, description: string, signal: AbortSignal) {
-  const { memories } = await scope.list({ limit: 500 });
+  // Every live memory, as recall reads them: the 500 newest alone missed older ones in a larger namespace.
+  const { memories } = await scope.loadActive((deps.clock ?? (() => new Date()))());
   if (memories.length === 0) return { sure: [], possible: [] };
   const [vector] = await deps.embedder.embed([description], { signal });
   const query = Float32Array.from(vector ?? []);

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { defaultThresholds } from '../../activities/memory/embedder';
-import { MemoryRepository } from '../../activities/memory/memory-repository';
+import { MEMORIES_COLLECTION, MemoryRepository } from '../../activities/memory/memory-repository';
 import { findMemoriesTool, forgetMemoryTool } from '../../activities/tools/forget-memory-tool';
 import type { NativeTool, ToolRunContext } from '../../activities/tools/native-tool';
 import { nativeRunnable } from '../../activities/tools/tool-registry';
@@ -71,6 +71,28 @@ describe('forget_memory tool', () => {
     expect(await rui.me.get(rui.vegetarian)).toMatchObject({ status: 'active' });
     const audit = (await ana.me.auditTrail(ana.vegetarian)).at(-1);
     expect(audit).toMatchObject({ action: 'delete', actor: { by: 'tool', sessionId: 's-1', toolCallId: 's-1:turn-3:call_f' }, reason: `forget_memory: ${ana.vegetarian}` });
+  });
+
+  it('finds and forgets a memory older than the newest 500, by description and by the short id a prompt shows', async () => {
+    const namespace = { tenant: 'acme', user: 'many' };
+    const seeded = await seed(namespace);
+    // 510 newer memories, written as the repository stores them (copies of one with other ids and later times).
+    const memories = db.collection(MEMORIES_COLLECTION);
+    const template = (await memories.findOne({ _id: seeded.concise as never }))!;
+    const newer = Array.from({ length: 510 }, (_, i) => ({
+      ...template,
+      _id: `mem_${(0xf00000 + i).toString(16)}${'0'.repeat(18)}`,
+      text: `Newer memory ${i}.`,
+      updatedAt: new Date(t0.getTime() + (i + 1) * 1000),
+    }));
+    await memories.insertMany(newer as never[]);
+    expect((await seeded.me.list({ limit: 500 })).memories.map((m) => m._id)).not.toContain(seeded.vegetarian);
+    // Before, both looked at the newest 500 only: "no active memory" for the short id, and nothing matched.
+    const { matches } = await lookup(namespace, 'that I am vegetarian');
+    expect(matches.map((m) => m.id)).toEqual([seeded.vegetarian]);
+    const short = `mem:${seeded.vegetarian.slice(4, 8)}`;
+    const result = await run(namespace, { memories: [{ id: short, text: matches[0]!.text }] });
+    expect(result.deleted.map((d) => d.id)).toEqual([seeded.vegetarian]);
   });
 
   it('run again with the same call (an attempt that deleted some, then timed out or died), it deletes the rest and reports all of them', async () => {
