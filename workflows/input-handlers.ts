@@ -84,7 +84,7 @@ export function registerInputHandlers(run: SessionRun): void {
       run.events.emit({ type: 'input_answered', turnId: pending.turnId, inputId: pending.inputId, toolCallId: pending.toolCallId, action: 'cancel', answeredBy });
       if (answeredBy === 'call_ended') run.inputs.forget(pending.inputId);
     }
-    if (run.inputs.pendingInputs().length === 0 && run.activity === 'awaiting_input') run.setActivity(run.running ? 'running_tools' : 'idle');
+    if (run.inputs.pendingInputs().length === 0 && run.activity === 'awaiting_input') run.setActivity(run.pending.size > 0 ? 'awaiting_confirmation' : run.running ? 'running_tools' : 'idle');
   });
 
   /** Why an answer cannot be taken, or undefined when it can. */

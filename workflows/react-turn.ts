@@ -687,7 +687,8 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
       return finish(false, toolErrorContent(FailureType.ToolDeclined, why), FailureType.ToolDeclined);
     }
     if (changed) ctx.toolHashes.approve(plan.spec);
-    ctx.setActivity('running_tools');
+    // The session shows `running_tools` once no call of it waits for a person (awaitDecision's end): set here, it
+    // said so while a sibling still waited for its decision.
   }
 
   ctx.progress.started(turnId, call.id, toolName, step);

@@ -64,6 +64,36 @@ describe('confirmation of risky tools', () => {
     await expect(env.agent.approve(sessionId, id)).rejects.toThrow(/No tool call .* is waiting/);
   });
 
+  it('with two calls waiting, approving one leaves the session awaiting confirmation, not running tools, until the other is decided', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script(
+      [
+        {
+          respond: {
+            kind: 'tool_calls',
+            calls: [
+              { id: 'call_wipe_a', name: 'local_wipe', arguments: { confirmText: 'a' } },
+              { id: 'call_wipe_b', name: 'local_wipe', arguments: { confirmText: 'b' } },
+            ],
+          },
+        },
+        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Both done.' } },
+      ],
+      { lane: sessionId },
+    );
+    const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'wipe twice' });
+    await eventually(async () => ((await env.agent.getSession(sessionId)).pendingConfirmations.length === 2 ? true : null), 'both calls to wait');
+    await env.agent.approve(sessionId, 'call_wipe_a');
+    const view = await eventually(async () => {
+      const v = await env.agent.getSession(sessionId);
+      return v.pendingConfirmations.length === 1 ? v : null;
+    }, 'one call decided');
+    // Before, it said running_tools while call_wipe_b still waited for a person.
+    expect(view.activity).toBe('awaiting_confirmation');
+    await env.agent.approve(sessionId, 'call_wipe_b');
+    expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'completed', text: 'Both done.' });
+  });
+
   it('tells the model the user declined and never runs a denied call', async () => {
     const sessionId = uniqueId('s');
     scriptWipe(sessionId, 'Okay, I left them.');
