@@ -259,7 +259,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps): MemoryActiviti
       if (!sweep.complete) log.warn('memory expiry stopped at its time budget; the next sweep continues', { expired });
       // Bounded well inside the activity's 5-minute timeout; a large backlog is worked off over several sweeps.
       const purge = await repo.purgeEnded(now, auditRetentionMs(deps.config), { budgetMs: PURGE_BUDGET_MS });
-      if (purge.purged + purge.auditsScrubbed + purge.copiesDropped > 0) log.debug('memory content purged after the audit retention', { ...purge });
+      if (purge.purged + purge.auditsScrubbed + purge.copiesDropped + purge.claimsFinished > 0) log.debug('memory content purged after the audit retention', { ...purge });
       if (!purge.complete) log.warn('memory purge stopped at its time budget; the next sweep continues', { ...purge });
       return { expired, purged: purge.purged, auditsScrubbed: purge.auditsScrubbed };
     },

@@ -5,11 +5,16 @@ import type { MemoryRepository, ScopedMemories } from './memory-repository';
 import type { MemoryCollections } from './memory-store';
 import { MemoryNamespace } from './memory-types';
 
+/** How old a pending write claim must be before the sweep finishes it. */
+export const STALE_CLAIM_MS = 60 * 60_000;
+
 export interface PurgeReport {
   /** Memories whose content was removed. */
   purged: number;
   /** Audit entries older than the retention whose content was removed. */
   auditsScrubbed: number;
+  /** Write claims whose writer died mid-write, finished (their version written and shown in the audit). */
+  claimsFinished: number;
   /** Stored recall copies older than the retention, dropped. */
   copiesDropped: number;
   /** False when the time budget ran out first; the next sweep goes on. */
@@ -32,7 +37,7 @@ export async function purgeEnded(
 ): Promise<PurgeReport> {
   const { batchSize } = options;
   const cutoff = new Date(now.getTime() - retentionMs);
-  const report: PurgeReport = { purged: 0, auditsScrubbed: 0, copiesDropped: 0, complete: true };
+  const report: PurgeReport = { purged: 0, auditsScrubbed: 0, claimsFinished: 0, copiesDropped: 0, complete: true };
   // A first sweep over a long history can have far more to purge than one activity should do; what is left waits for the next sweep.
   const deadline = performance.now() + options.budgetMs;
   const overBudget = () => {
@@ -57,6 +62,22 @@ export async function purgeEnded(
     }
   }
   for (const scope of touched.values()) await scope.invalidateCachedCopies(now);
+  // A claim pending past the writers' lease (an hour here, far past the 30 s a writer waits before finishing another's)
+  // belongs to a writer that died mid-write, and nobody writes that version again: finish it, so it is scrubbed below.
+  const stale = new Date(now.getTime() - STALE_CLAIM_MS);
+  for (const tried: string[] = []; !overBudget(); ) {
+    const claims = await collections.audits
+      .find({ pending: { $exists: true }, claimedAt: { $lte: stale }, ...(tried.length > 0 ? { _id: { $nin: tried } } : {}) }, { projection: { _id: 1, pending: 1 } })
+      .limit(batchSize)
+      .toArray();
+    if (claims.length === 0) break;
+    for (const claim of claims) {
+      tried.push(claim._id);
+      const owner = claim.pending as Partial<StoredMemory> | undefined;
+      const ns = MemoryNamespace.safeParse({ tenant: owner?.tenant, user: owner?.user, ...(owner?.project ? { project: owner.project } : {}) });
+      if (ns.success && (await repo.forNamespace(ns.data).finishStaleClaim(claim._id, now))) report.claimsFinished++;
+    }
+  }
   // Entries still pending belong to a write in progress (or one another writer finishes); they are scrubbed by a later sweep.
   // A scrubbed entry leaves the filter by its purgedAt; only one that could not be replaced is excluded by id.
   for (const unchanged: string[] = []; !overBudget(); ) {

@@ -252,6 +252,11 @@ export class ScopedMemories {
     return { ...this.parseAll(page), ...(next ? { next } : {}) };
   }
 
+  /** Finishes a write claim of this namespace whose writer died (memory-store.ts); true when it did. */
+  finishStaleClaim(claimId: string, now: Date): Promise<boolean> {
+    return this.writer.finishStaleClaim(claimId, now);
+  }
+
   /** The audit trail, oldest first: of one memory, or of the whole namespace. */
   async auditTrail(memoryId?: string): Promise<AuditDoc[]> {
     // One memory's versions are its true order; across memories, time is.

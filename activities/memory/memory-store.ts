@@ -224,6 +224,21 @@ export class NamespaceWriter {
   }
 
   /**
+   * Finishes a claim whose writer died between writing the document and
+   * marking the claim done (or before): left pending, its version stayed out
+   * of the audit a person reads, and the purge never scrubbed it, so a
+   * deleted memory's text outlived the retention. True when it was finished.
+   */
+  async finishStaleClaim(claimId: string, now: Date): Promise<boolean> {
+    const claim = await this.collections.audits.findOne({ _id: claimId, ns: this.nsKey });
+    if (!claim?.pending) return false;
+    const claimedAt = claim.claimedAt instanceof Date ? claim.claimedAt.getTime() : 0;
+    if (now.getTime() - claimedAt < this.leaseMs) return false;
+    await this.apply(claim);
+    return true;
+  }
+
+  /**
    * Someone else holds the claim on this version. Usually they are writing it
    * right now: wait briefly and read again. A claim still pending after the
    * lease belongs to a writer that died: finish its write.

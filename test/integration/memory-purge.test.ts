@@ -1,8 +1,9 @@
-import { BSON, type Db } from 'mongodb';
+import { BSON, Collection, type Db } from 'mongodb';
 import type { MemoryActivities } from '../../activities/memory/memory-activity-types';
 import { PURGED_REASON } from '../../activities/memory/memory-purge';
 import {
   MEMORIES_COLLECTION,
+  MEMORY_AUDIT_COLLECTION,
   MEMORY_RECALL_COPIES_COLLECTION,
   MemoryRepository,
 } from '../../activities/memory/memory-repository';
@@ -150,5 +151,32 @@ describe('the expiry pass of a sweep', () => {
     expect(rest.complete).toBe(true);
     expect(rest.expired).toBeGreaterThanOrEqual(3);
     expect((await scope.list({ statuses: ['expired'] })).memories).toHaveLength(3);
+  });
+});
+
+describe('a write whose writer died mid-write', () => {
+  it('is finished by the sweep once its claim is stale: the deletion shows in the audit, and its content is scrubbed after the retention like any other', async () => {
+    const ns = { tenant: 'acme', user: 'claims' };
+    const scope = repo.forNamespace(ns);
+    const written = await scope.writeFact(fact('nickname', 'Pipkin-77', { source: userSource('s-9', 'turn-1'), statedAt: at(0), expiresAt: year }), { actor: { by: 'extraction' }, now: at(0) });
+    // Fault injector: the writer dies after writing the deleted document, before it marks its claim done.
+    const original = Collection.prototype.updateOne;
+    Collection.prototype.updateOne = function (this: Collection, filter: unknown, update: unknown, ...rest: unknown[]) {
+      if (this.collectionName === MEMORY_AUDIT_COLLECTION && (update as { $unset?: { pending?: unknown } }).$unset?.pending !== undefined) throw new Error('worker killed');
+      return (original as (...args: unknown[]) => unknown).call(this, filter, update, ...rest);
+    } as typeof original;
+    try {
+      await expect(scope.delete(written.memoryId, 'forget my nickname', { actor: { by: 'user' }, now: at(1) })).rejects.toThrow('worker killed');
+    } finally {
+      Collection.prototype.updateOne = original;
+    }
+    expect(await scope.get(written.memoryId)).toMatchObject({ status: 'deleted' });
+    // Before, nothing ever finished it: the deletion stayed out of the audit people read, and its pending copy of the
+    // memory was never scrubbed.
+    expect((await scope.readAudit(written.memoryId)).entries.map((e) => e.action)).toEqual(['create']);
+    clock = at(60);
+    await activities(30).sweepExpiredMemories({});
+    expect((await scope.readAudit(written.memoryId)).entries.map((e) => e.action)).toEqual(['create', 'delete', 'purge']);
+    expect(await everythingStored()).not.toContain('Pipkin-77');
   });
 });
