@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../workflows/failure-types';
-import { ExtractionOutput, MemoryCandidate } from './memory-candidate';
+import { ExtractionOutput, MAX_CANDIDATES, MemoryCandidate } from './memory-candidate';
 import type { MemoryDoc } from './memory-types';
 import type { TranscriptMessage } from './transcript';
 
@@ -71,6 +71,8 @@ export interface ParsedExtraction {
   candidates: MemoryCandidate[];
   /** Candidates whose shape did not match (wrong kind, missing text...), counted as malformed. */
   malformed: number;
+  /** Candidates past MAX_CANDIDATES, left out. */
+  overLimit: number;
   total: number;
 }
 
@@ -91,14 +93,15 @@ export function parseExtractionOutput(content: string | null): ParsedExtraction 
   }
   const envelope = ExtractionOutput.safeParse(json);
   if (!envelope.success) {
-    throw invalid(`expected {"candidates": [...]} with at most 50 entries: ${envelope.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    throw invalid(`expected {"candidates": [...]}: ${envelope.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
   }
   const candidates: MemoryCandidate[] = [];
   let malformed = 0;
-  for (const raw of envelope.data.candidates) {
+  for (const raw of envelope.data.candidates.slice(0, MAX_CANDIDATES)) {
     const parsed = MemoryCandidate.safeParse(raw);
     if (parsed.success) candidates.push(parsed.data);
     else malformed++;
   }
-  return { candidates, malformed, total: envelope.data.candidates.length };
+  const total = envelope.data.candidates.length;
+  return { candidates, malformed, overLimit: Math.max(0, total - MAX_CANDIDATES), total };
 }

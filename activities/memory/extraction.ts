@@ -58,6 +58,7 @@ export async function runExtraction(deps: ExtractionDeps, input: ExtractMemories
 
   counts.candidates = parsed.total;
   counts.rejected.malformed += parsed.malformed;
+  counts.rejected.over_limit += parsed.overLimit;
   const passed: Array<{ memory: GatedMemory; at: number }> = [];
   for (const candidate of parsed.candidates) {
     const verdict = gateCandidate(candidate, { sessionId: input.sessionId, messages: transcript, firstNewIndex, now });

@@ -31,5 +31,12 @@ export const MemoryCandidate = z.object({
 });
 export type MemoryCandidate = z.infer<typeof MemoryCandidate>;
 
-/** The whole answer the extraction model must give. */
-export const ExtractionOutput = z.object({ candidates: z.array(z.unknown()).max(50) });
+/** Candidates one extraction pass takes; the rest are counted `over_limit`. */
+export const MAX_CANDIDATES = 50;
+
+/**
+ * The whole answer the extraction model must give. Any number of candidates:
+ * with more than 50 the whole answer was refused, and at temperature 0 every
+ * retry gave the same, so a long, fact-dense pass lost everything.
+ */
+export const ExtractionOutput = z.object({ candidates: z.array(z.unknown()) });

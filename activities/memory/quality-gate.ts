@@ -47,6 +47,8 @@ export const RejectionReason = {
   already_past: 'already_past',
   /** Cites a message an earlier pass already read, and no message of this pass confirms it. */
   earlier_pass: 'earlier_pass',
+  /** Past the candidates one pass takes (MAX_CANDIDATES): left out, the rest of the pass goes on. */
+  over_limit: 'over_limit',
 } as const;
 export type RejectionReason = (typeof RejectionReason)[keyof typeof RejectionReason];
 

@@ -1,4 +1,4 @@
-import { MAX_USER_MESSAGE_CHARS, buildExtractionMessages } from '../../activities/memory/extraction-prompt';
+import { MAX_USER_MESSAGE_CHARS, buildExtractionMessages, parseExtractionOutput } from '../../activities/memory/extraction-prompt';
 import { flattenTurns } from '../../activities/memory/transcript';
 
 const excerptOf = (messages: Parameters<typeof flattenTurns>[0][number]['messages']) => buildExtractionMessages(flattenTurns([{ turnId: 'turn-1', messages }]), [])[1]!.content;
@@ -27,5 +27,14 @@ describe('the excerpt the extraction model reads', () => {
     ]);
     expect(excerpt).toContain(`${'t'.repeat(1_500)} [... cut]`);
     expect(excerpt).not.toContain('END');
+  });
+});
+
+describe("the extraction model's answer", () => {
+  it('with more than 50 candidates keeps the first 50 and counts the rest over the limit (the whole answer was refused, and every retry the same)', () => {
+    const candidate = (i: number) => ({ kind: 'fact', subject: 'user', predicate: `attribute ${i}`, value: `value ${i}`, text: `The user's attribute ${i} is value ${i}.`, sourceMessageIndex: 0 });
+    const parsed = parseExtractionOutput(JSON.stringify({ candidates: Array.from({ length: 57 }, (_, i) => candidate(i)) }));
+    expect({ kept: parsed.candidates.length, overLimit: parsed.overLimit, total: parsed.total, malformed: parsed.malformed }).toEqual({ kept: 50, overLimit: 7, total: 57, malformed: 0 });
+    expect(parsed.candidates.at(-1)?.value).toBe('value 49');
   });
 });
