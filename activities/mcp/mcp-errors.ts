@@ -32,7 +32,8 @@ const SERVER_REFUSED_RESULT = /^Invalid tools\/call result/;
 
 /** The result the client got does not follow the MCP schema (the SDK throws its zod error): the server had run the tool. */
 const isMalformedResult = (err: unknown): err is Error & { issues: Array<{ path: PropertyKey[]; message: string }> } =>
-  err instanceof Error && err.name === 'ZodError' && Array.isArray((err as { issues?: unknown }).issues);
+  // zod's classic error is `ZodError`; the SDK parses results with zod mini (`z4mini.safeParse`), whose error is `$ZodError`.
+  err instanceof Error && (err.name === 'ZodError' || err.name === '$ZodError') && Array.isArray((err as { issues?: unknown }).issues);
 
 /** True when `err` or one of its causes is an instance of `type`. */
 function causedBy(err: unknown, type: new (...args: never[]) => Error): boolean {

@@ -1,5 +1,6 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { safeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { mcpCallFailure, toolReportedError, type McpCallSite } from '../../activities/mcp/mcp-errors';
 import { McpUnavailableError } from '../../activities/mcp/mcp-failure-kinds';
 import { nextStepFor, toolErrorContent } from '../../workflows/tool-feedback';
@@ -65,8 +66,10 @@ describe('failures the server words', () => {
   });
 
   it('a result that does not follow the MCP schema (the client SDK throws its zod error) says the tool ran, and is not retried', () => {
-    const parsed = CallToolResultSchema.safeParse({ content: [{ type: 'image', data: 42, mimeType: 'image/png' }] });
-    expect(parsed.success).toBe(false);
+    // Parsed as the SDK's request does (zod mini: its error is named $ZodError, not ZodError).
+    const parsed = safeParse(CallToolResultSchema, { content: [{ type: 'image', data: 42, mimeType: 'image/png' }] });
+    if (parsed.success) throw new Error('the malformed result parsed');
+    expect((parsed.error as Error).name).toBe('$ZodError');
     const failure = mcpCallFailure(parsed.error, site);
     expect({ type: failure.type, nonRetryable: failure.nonRetryable }).toEqual({ type: 'ToolFailed', nonRetryable: true });
     expect(failure.message).toMatch(/the tool ran, but MCP server "crm" answered with a result that does not follow the MCP schema \(content\.0/);
