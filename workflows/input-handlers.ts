@@ -6,7 +6,7 @@ import { answerInputSignal, answerInputUpdate, getInputQuery, inputRequestedSign
 import { notAuthorized, refusalFor } from './principal';
 import { signalGuard } from './principal-guard';
 import type { SessionRun } from './session-run';
-import { isPatched } from './patches';
+import { isPatched, RUNNING_TOOLS_AFTER_LAST_DECISION } from './patches';
 import { nowMs } from './workflow-clock';
 
 /**
@@ -84,7 +84,11 @@ export function registerInputHandlers(run: SessionRun): void {
       run.events.emit({ type: 'input_answered', turnId: pending.turnId, inputId: pending.inputId, toolCallId: pending.toolCallId, action: 'cancel', answeredBy });
       if (answeredBy === 'call_ended') run.inputs.forget(pending.inputId);
     }
-    if (run.inputs.pendingInputs().length === 0 && run.activity === 'awaiting_input') run.setActivity(run.pending.size > 0 ? 'awaiting_confirmation' : run.running ? 'running_tools' : 'idle');
+    if (run.inputs.pendingInputs().length === 0 && run.activity === 'awaiting_input') {
+      // A call still waiting for a person keeps the session awaiting confirmation (patch asked only then).
+      const waiting = run.pending.size > 0 && isPatched(RUNNING_TOOLS_AFTER_LAST_DECISION);
+      run.setActivity(waiting ? 'awaiting_confirmation' : run.running ? 'running_tools' : 'idle');
+    }
   });
 
   /** Why an answer cannot be taken, or undefined when it can. */

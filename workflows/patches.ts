@@ -61,3 +61,10 @@ export function isPatched(patchId: string): boolean {
 export function baselinePatchIds(): string[] {
   return [...covered].sort();
 }
+
+/**
+ * The session says `running_tools` only once no call waits for a person (asked in react-turn.ts after an approval,
+ * and in input-handlers.ts after an answered question, only while another call still waits). Here because both
+ * modules ask it.
+ */
+export const RUNNING_TOOLS_AFTER_LAST_DECISION = 'running-tools-after-last-decision';

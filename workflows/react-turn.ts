@@ -56,6 +56,7 @@ export const PROMPT_PARTS_AHEAD = 'prompt-parts-ahead';
 /** The last call of an answer cut short, with no arguments yet, is refused, not run with `{}`. */
 export const CUT_CALL_NOT_RUN = 'cut-call-not-run';
 
+
 /** The result a call of an interrupted step gets when it had not finished (cancelled, or waiting for a decision). */
 export const INTERRUPTED_CALL_RESULT = '[runtime check] The turn was interrupted before this call finished: it may not have run, or it may have taken effect. Check before repeating it.';
 
@@ -68,7 +69,7 @@ import type { ToolCatalog, ToolSpec } from './tool-spec';
 import type { ToolProgressGate } from './text-deltas';
 import { uniqueCallIds } from './tool-call-ids';
 import { MODEL_PROMPT_BY_REF, PROMPT_PART_MISSING, type PromptLedger } from './prompt-parts';
-import { inBaseline, isPatched } from './patches';
+import { inBaseline, isPatched, RUNNING_TOOLS_AFTER_LAST_DECISION } from './patches';
 
 /**
  * Patch id: an answer the server cut (`finish_reason` "length"), filtered
@@ -225,6 +226,8 @@ export interface TurnContext {
   /** Memory ids injected this turn; present when the citation check is on. */
   citations?: { injectedIds: string[]; onFlag(unknownIds: string[], action: 'regenerated' | 'removed'): void };
   setActivity(activity: 'thinking' | 'running_tools' | 'awaiting_confirmation'): void;
+  /** How many calls of the session wait for a person now. */
+  decisionsPending?(): number;
 }
 
 export interface TurnLoopResult {
@@ -687,8 +690,10 @@ async function runPlannedCall(ctx: TurnContext, plan: ToolCallPlan, step: number
       return finish(false, toolErrorContent(FailureType.ToolDeclined, why), FailureType.ToolDeclined);
     }
     if (changed) ctx.toolHashes.approve(plan.spec);
-    // The session shows `running_tools` once no call of it waits for a person (awaitDecision's end): set here, it
-    // said so while a sibling still waited for its decision.
+    // `running_tools` once no call waits for a person (awaitDecision's end sets it then). Set here as well, it said
+    // so while a sibling still waited; from the patch on, not then (asked only then: the status event it emits
+    // can complete a waiting event poll, and runs from before emitted it here).
+    if ((ctx.decisionsPending?.() ?? 0) === 0 || !isPatched(RUNNING_TOOLS_AFTER_LAST_DECISION)) ctx.setActivity('running_tools');
   }
 
   ctx.progress.started(turnId, call.id, toolName, step);

@@ -268,6 +268,7 @@ export async function runTurn(run: SessionRun, memory: SessionMemory, message: Q
           run.toolRecords = [...run.toolRecords, { ...record, turnId: turn.turnId }].slice(-TOOL_RECORD_MEMORY);
         },
         awaitDecision: (confirmation) => awaitDecision(run, confirmation),
+        decisionsPending: () => run.pending.size,
         ...(allowance ? { budget: turnBudget(allowance) } : {}),
         setActivity: (next) => run.setActivity(next),
       });

@@ -2,6 +2,7 @@ import { collectEvents, eventually, sessionOptions, startTestEnv, turnCompleted,
 import { probeTools, type ProbeLog } from '../support/probe-tools';
 import { workflowIdFor } from '../../workflows/messages';
 import type { ChatRequest } from '../../scripted-model';
+import { scriptTwoWipes } from '../support/scripted-steps';
 
 const log: ProbeLog = { runs: [] };
 let env: TestEnv;
@@ -66,21 +67,7 @@ describe('confirmation of risky tools', () => {
 
   it('with two calls waiting, approving one leaves the session awaiting confirmation, not running tools, until the other is decided', async () => {
     const sessionId = uniqueId('s');
-    env.model.script(
-      [
-        {
-          respond: {
-            kind: 'tool_calls',
-            calls: [
-              { id: 'call_wipe_a', name: 'local_wipe', arguments: { confirmText: 'a' } },
-              { id: 'call_wipe_b', name: 'local_wipe', arguments: { confirmText: 'b' } },
-            ],
-          },
-        },
-        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Both done.' } },
-      ],
-      { lane: sessionId },
-    );
+    scriptTwoWipes(env.model, sessionId);
     const { turnId } = await env.agent.send(sessionOptions(sessionId), { text: 'wipe twice' });
     await eventually(async () => ((await env.agent.getSession(sessionId)).pendingConfirmations.length === 2 ? true : null), 'both calls to wait');
     await env.agent.approve(sessionId, 'call_wipe_a');

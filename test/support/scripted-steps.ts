@@ -43,3 +43,15 @@ export function scriptCallCutBeforeArguments(model: ScriptedModelServer, session
     { lane: sessionId },
   );
 }
+
+/** Scripts one step of two `local_wipe` calls (`call_wipe_a`, `call_wipe_b`; each needs confirmation), then `answer` once their results are in. */
+export function scriptTwoWipes(model: ScriptedModelServer, sessionId: string, answer = 'Both done.'): void {
+  const wipe = (id: string) => ({ id: `call_wipe_${id}`, name: 'local_wipe', arguments: { confirmText: id } });
+  model.script(
+    [
+      { respond: { kind: 'tool_calls', calls: [wipe('a'), wipe('b')] } },
+      { match: { hasToolResults: true }, respond: { kind: 'text', text: answer } },
+    ],
+    { lane: sessionId },
+  );
+}
