@@ -53,6 +53,10 @@ export const TOOL_CALLS_SETTLED = 'tool-calls-settled';
 export const INTERRUPT_KEEPS_RAN_CALLS = 'interrupt-keeps-ran-calls';
 /** A model call's input over SAFE_PAYLOAD_BYTES sends its new prompt parts ahead (`holdPromptParts`), not failing the turn. */
 export const PROMPT_PARTS_AHEAD = 'prompt-parts-ahead';
+/** After a call refused as ToolChanged, the turn reads the tool catalog again before its next model call. */
+export const CATALOG_READ_AFTER_TOOL_CHANGED = 'catalog-read-after-tool-changed';
+/** How a ToolChanged result starts (toolErrorContent's JSON). */
+const TOOL_CHANGED_CONTENT = `{"error":{"type":"${FailureType.ToolChanged}"`;
 /** The last call of an answer cut short, with no arguments yet, is refused, not run with `{}`. */
 export const CUT_CALL_NOT_RUN = 'cut-call-not-run';
 
@@ -454,8 +458,8 @@ function planAsShown(
  */
 export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
   const { options, turnId } = ctx;
-  const catalog = await (ctx.catalog ?? readCatalog(ctx));
-  const tools = new Map(catalog.tools.map((t) => [t.name, t]));
+  let catalog = await (ctx.catalog ?? readCatalog(ctx));
+  let tools = new Map(catalog.tools.map((t) => [t.name, t]));
   ctx.toolHashes.observe(catalog.tools);
   // A changed tool is offered as it was pinned (or not at all) until a person approves the change: the new
   // text, possibly injected, never reaches the model before that. Built per step, as an approval moves the pin.
@@ -583,6 +587,14 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
       };
     }
     toolCalls += plans.length;
+    // A call refused as ToolChanged was planned against this turn's catalog, which a worker no longer holds: read it
+    // again, so a call made again is planned (and confirmed) against the tool as it is now, not refused again until
+    // the turn ends (patch asked only then).
+    if (results.some((r) => r.role === 'tool' && r.content.startsWith(TOOL_CHANGED_CONTENT)) && isPatched(CATALOG_READ_AFTER_TOOL_CHANGED)) {
+      catalog = await readCatalog(ctx);
+      tools = new Map(catalog.tools.map((t) => [t.name, t]));
+      ctx.toolHashes.observe(catalog.tools);
+    }
     ctx.messages.push(...results);
   }
 

@@ -95,14 +95,16 @@ describe('tool pins over a real MCP server', () => {
     env.model.assertDone(sessionId);
   });
 
-  it('a call confirmed against a tool that changed on its server while the confirmation waited is not run, and the model is told why', async () => {
+  it('a call confirmed against a tool that changed on its server while the confirmation waited is not run, the model is told why, and the same call made again is confirmed against the new tool and runs', async () => {
     await changeServer(OLD);
     const sessionId = uniqueId('s');
     const options = sessionOptions(sessionId, { toolPolicy: { confirmTools: [TOOL] } });
+    const five = (id: string) => ({ respond: { kind: 'tool_calls' as const, calls: [{ id, name: TOOL, arguments: { q: 'five' } }] } });
     env.model.script(
       [
-        { respond: { kind: 'tool_calls', calls: [{ id: 'call_five', name: TOOL, arguments: { q: 'five' } }] } },
-        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'It changed.' } },
+        five('call_five'),
+        { match: { where: (req) => JSON.stringify(req.messages.at(-1)).includes('ToolChanged') }, ...five('call_five_again') },
+        { match: { hasToolResults: true }, respond: { kind: 'text', text: 'It changed, and then it ran.' } },
       ],
       { lane: sessionId },
     );
@@ -112,11 +114,19 @@ describe('tool pins over a real MCP server', () => {
     // The person approves what they were shown; meanwhile the server's tool became another one.
     await changeServer(NEW);
     await env.agent.approve(sessionId, held.toolCallId);
-    expect(await env.agent.waitForTurn(sessionId, turn.turnId)).toMatchObject({ outcome: 'completed', text: 'It changed.' });
     // Before, it ran as the new tool, approved as the old one.
+    const again = await eventually(async () => {
+      const v = await env.agent.getSession(sessionId);
+      return v.pendingConfirmations.find((p) => p.toolCallId === 'call_five_again') ?? null;
+    }, 'the call made again to wait for approval');
     expect(lookups()).not.toContain('five');
-    const result = (env.model.requestsFor(sessionId).at(-1)!.body as { messages: Array<{ role: string; content?: string }> }).messages.filter((m) => m.role === 'tool').at(-1);
-    expect(JSON.parse(result!.content!)).toMatchObject({ error: { type: 'ToolChanged', message: expect.stringMatching(/changed after this call was planned .*so it was not run/) } });
+    const refused = (env.model.requestsFor(sessionId)[1]!.body as { messages: Array<{ role: string; content?: string }> }).messages.filter((m) => m.role === 'tool').at(-1);
+    expect(JSON.parse(refused!.content!)).toMatchObject({ error: { type: 'ToolChanged', message: expect.stringMatching(/changed after this call was planned .*so it was not run/) } });
+    // The turn read the catalog again: the call made again is held as a changed tool, shown old and new, and runs once approved.
+    expect(again.change).toMatchObject({ description: NEW });
+    await env.agent.approve(sessionId, again.toolCallId);
+    expect(await env.agent.waitForTurn(sessionId, turn.turnId)).toMatchObject({ outcome: 'completed', text: 'It changed, and then it ran.' });
+    expect(lookups().filter((q) => q === 'five')).toEqual(['five']);
     env.model.assertDone(sessionId);
   });
 });
