@@ -24,14 +24,19 @@ export class McpAnswerTooLargeError extends Error {
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
- * A fetch for the streamable HTTP transport whose answers to POSTs (a
- * request's answer, streamed or not) fail once they pass `limitBytes`. The
- * long-lived GET stream of server notifications is not counted as a whole.
+ * A fetch for the streamable HTTP transport whose JSON answers to POSTs fail
+ * once they pass `limitBytes`: the SDK's read of the answer rejects, and so
+ * does the call. An answer streamed as server-sent events is not bounded
+ * here: the SDK catches an error in that stream and only reports a
+ * disconnect, so the call would hang until its timeout (or, from a
+ * resumable server, be read again whole over GET). The long-lived GET
+ * stream of notifications is not counted either.
  */
 export function boundedFetch(limitBytes = MAX_MCP_MESSAGE_BYTES, inner: FetchLike = fetch): FetchLike {
   return async (url, init) => {
     const response = await inner(url, init);
     if ((init?.method ?? 'GET').toUpperCase() !== 'POST' || !response.body || NULL_BODY_STATUSES.has(response.status)) return response;
+    if (!(response.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) return response;
     let seen = 0;
     const counted = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({

@@ -27,9 +27,13 @@ describe("an MCP server's answer over HTTP", () => {
     expect(failure.message).toMatch(/the tool ran, but MCP server "files" answered with more than 64 MB, so its answer was not read\. Next step: .*ask for less/);
   });
 
-  it('within the bound, and on the long-lived GET stream of notifications, is read whole', async () => {
+  it('within the bound, on the long-lived GET stream of notifications, and streamed as server-sent events, is read whole', async () => {
     expect((await (await boundedFetch(1_000_000, async () => answerOf(900_000))('http://mcp.example/mcp', { method: 'POST' })).arrayBuffer()).byteLength).toBe(900_000);
     expect((await (await boundedFetch(1_000_000, async () => answerOf(1_500_000))('http://mcp.example/mcp', { method: 'GET' })).arrayBuffer()).byteLength).toBe(1_500_000);
     expect((await boundedFetch(1_000_000, async () => new Response(null, { status: 202 }))('http://mcp.example/mcp', { method: 'POST' })).status).toBe(202);
+    // An answer as server-sent events is left to the SDK: an error inside it would hang the call, not fail it.
+    const sse = answerOf(1_500_000);
+    const streamed = new Response(sse.body, { headers: { 'content-type': 'text/event-stream' } });
+    expect((await (await boundedFetch(1_000_000, async () => streamed)('http://mcp.example/mcp', { method: 'POST' })).arrayBuffer()).byteLength).toBe(1_500_000);
   });
 });
