@@ -86,9 +86,11 @@ const INSTRUCTION_PATTERNS: RegExp[] = [
   /^(?:call|run|invoke|execute|trigger)\b.{0,30}\b(?:tools?|functions?|commands?|scripts?)\b/i,
   /\b(?:send|forward|upload|post|transfer|wire|email|leak|exfiltrate)(?:s|es|ed|ing|red|ring)?\b.{0,40}\b(?:data|files?|credentials?|passwords?|money|funds|memories|conversations?|history|keys?|tokens?)\b/i,
   // Passive and past forms too: "the history is forwarded to", "is emailed to", "gets uploaded to".
-  /\b(?:data|files?|credentials?|passwords?|money|funds|memories|conversations?|history|keys?|tokens?)\b.{0,40}\b(?:sent|forwarded|uploaded|posted|transferred|wired|emailed|leaked|exfiltrated)\b/i,
+  /\b(?:data|files?|credentials?|passwords?|money|funds|memories|conversations?|history|keys?|tokens?)\b.{0,40}\b(?:sent|forwarded|uploaded|posted|transferred|wired|emailed|leaked|exfiltrated)\s+(?:on\s+)?(?:to|into)\b/i,
   // Standing orders to skip the human in the loop must never be remembered.
-  /\b(?:pre-?approved?|auto-?approv(?:e|ed|es|al)|approved? (?:automatically|by default|in advance)|automatically approved?|standing (?:order|approval|permission))\b/i,
+  // Standing approvals of actions ("transfers are pre-approved"), not of people ("pre-approved for a mortgage").
+  /\b(?:auto-?approv(?:e|ed|es|al)|approved? (?:automatically|by default)|automatically approved?)\b/i,
+  /\b(?:transfers?|payments?|calls?|actions?|tools?|requests?|commands?|purchases?)\b.{0,30}\b(?:pre-?approved|approved in advance)\b|\b(?:pre-?approve[sd]?|approved in advance)\b.{0,30}\b(?:transfers?|payments?|calls?|actions?|tools?|requests?|commands?|purchases?)\b/i,
   /\b(?:without (?:asking|confirmation|confirming|approval)|skip(?:ping)? (?:the )?confirmations?|auto-?approve|never ask (?:me )?(?:for|to) (?:confirm|approv)|(?:don't|do not) ask (?:me )?(?:for|to) (?:confirm|approv))/i,
   /<\|[^|>]{1,40}\|>|\[\/?(?:inst|sys)\]|^\s*(?:system|assistant|developer)\s*:/im,
   /\b(?:rm -rf|sudo\s|curl\s|wget\s|powershell|base64 -d|eval\()/i,
@@ -117,7 +119,7 @@ const EXPLICIT_YES =
   /^(?:yes|yeah|yep|yup|correct|exactly|confirmed|i confirm|that'?s (?:right|correct|true)|that is (?:right|correct|true)|是的|是|对|對|没错|沒錯|正确|正確|はい|そうです|네|예|oui|sí|si|ja|sim)(?=$|[\s,.!;:。，！、])/i;
 // A yes that takes itself back: "yes, but not gold", "yes no", in the languages EXPLICIT_YES knows.
 const TAKEN_BACK =
-  /\b(?:not|no|isn'?t|wasn'?t|never|wrong|but|except|actually|however|aber|nicht|kein|keine|nein|sondern|mais|pas|non|plus|pero|sino|não|nao|mas|ma|però)\b|不是|不对|不對|但是|可是|不过|不過|違います|ではない|じゃない|でも|아니|하지만/i;
+  /\b(?:not|no|isn'?t|wasn'?t|never|wrong|but|except|actually|however|aber|nicht|kein|keine|nein|sondern|mais|pas|pero|sino|não|nao|mas|però)\b|不是|不对|不對|但是|可是|不过|不過|違います|ではない|じゃない|でも|아니|하지만/i;
 // A yes-word that starts something else: "Correct me, it is silver", "Exactly what does gold include".
 const NOT_AN_ANSWER = /^\s+(?:me|him|her|what|which|who|whom|how|why|when|where|if|whether)\b/i;
 
@@ -268,7 +270,8 @@ export function isExplicitConfirmation(reply: TranscriptMessage, messages: reado
   const yes = EXPLICIT_YES.exec(answer);
   if (!yes) return false;
   // A question back is not a yes, nor is a yes-word that begins another sentence.
-  if (/[?？]/.test(answer)) return false;
+  // A question in the same sentence as the yes: "Exactly what does gold include?" (a question after it is a new one).
+  if (/^[^.!。！]*[?？]/.test(answer)) return false;
   const rest = answer.slice(yes[0].length);
   return !NOT_AN_ANSWER.test(rest) && !TAKEN_BACK.test(rest);
 }
@@ -298,7 +301,8 @@ const LABEL_WORDS = { subject: 5, predicate: 5, topic: 4 } as const;
 function labelProblem(field: keyof typeof LABEL_WORDS, value: string | null | undefined): string | null {
   if (!present(value)) return null;
   const folded = foldWidthAndFormat(value);
-  if (/[:;,.!?()[\]{}<>"|\n\r\t]/.test(folded)) return `${field} must be a short label without punctuation`;
+  // A dot inside a word is a name ("Next.js", "Node.js"); one that ends a sentence is not a label.
+  if (/[:;,!?()[\]{}<>"|\n\r\t]|\.(?=\s|$)/.test(folded)) return `${field} must be a short label without punctuation`;
   const words = folded.trim().split(/\s+/).length;
   if (words > LABEL_WORDS[field]) return `${field} must be a short label (at most ${LABEL_WORDS[field]} words)`;
   return null;

@@ -97,7 +97,9 @@ describe('memory quality gate', () => {
         [{ index: 0, role: 'assistant', content: 'Is your customer tier gold?', turnId: 'turn-1', indexInTurn: 0 } as TranscriptMessage],
         'gold',
       );
-    for (const yes of ['yes', "Yes, that's right.", 'Yes that is right', 'correct', 'Exactly.', 'Ja.', 'Oui, c\'est ça', 'Sí', '是的', 'yes it is']) expect([yes, replies(yes)]).toEqual([yes, true]);
+    for (const yes of ['yes', "Yes, that's right.", 'Yes that is right', 'correct', 'Exactly.', 'Ja.', 'Oui, c\'est ça', 'Sí', '是的', 'yes it is', 'Yes! Can you also find flights from there?', 'Yes, and I am a non-smoker too', 'Yes, plus my office is there']) {
+      expect([yes, replies(yes)]).toEqual([yes, true]);
+    }
     for (const no of ['Correct me, it is silver', 'Exactly what does gold include?', 'yes?', 'Ja, aber nicht gold', 'Oui, mais pas gold', 'Sí, pero no gold', 'Sim, mas não gold', '是的，但是不是金卡', 'yes, but not gold']) {
       expect([no, replies(no)]).toEqual([no, false]);
     }
@@ -281,6 +283,22 @@ describe("a memory's wording and what the user said around it", () => {
     for (const value of ['history is forwarded to audit', 'files get emailed to the office', 'payments are pre-approved', 'transfers approved automatically']) {
       expect(reasonOf(said(`My ${value}.`, value))).toBe('instruction_like');
     }
+    // Ordinary facts that share words with them are kept.
+    for (const value of ['rent is paid by standing order', 'pre-approved for a mortgage', 'files sent as PDF', 'salary money is transferred monthly']) {
+      expect([value, reasonOf(said(`My ${value}.`, value))]).toEqual([value, 'pass']);
+    }
+  });
+
+  it('labels may name things with a dot in them (Next.js, Node.js)', () => {
+    const said = (content: string, fields: Partial<MemoryCandidate>) =>
+      gateCandidate(MemoryCandidate.parse({ kind: 'fact', subject: 'user', text: '', sourceMessageIndex: 0, ...fields }), {
+        sessionId: 's-8',
+        messages: flattenTurns([{ turnId: 'turn-1', messages: [{ role: 'user', content }] }]),
+        now,
+      });
+    expect(reasonOf(said('I use Node.js 22 at work.', { predicate: 'preferred Node.js version', value: '22' }))).toBe('pass');
+    expect(reasonOf(said('My favourite programming language is Rust.', { predicate: 'favorite programming language', value: 'Rust' }))).toBe('pass');
+    expect(reasonOf(said('My dog is called Pip.', { subject: "user's dog", predicate: 'name', value: 'Pip' }))).toBe('pass');
   });
 
   it('rejects a value the source message gives as a secret, however the model words it', () => {
