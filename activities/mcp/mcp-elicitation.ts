@@ -29,9 +29,10 @@ export const ABANDONED_CALL_WINDOW_MS = 10 * 60_000;
  * user's call.
  */
 export class ElicitationBroker {
-  private readonly calls = new Set<ElicitHandler>();
-  /** Until when a call given up on (timed out, interrupted) may still be running on the server and ask. */
-  private abandonedUntil = 0;
+  /** The calls in flight, with whose they are (tenant and user). */
+  private readonly calls = new Map<ElicitHandler, string>();
+  /** Whose calls were given up on (timed out, interrupted), and until when each may still run on the server and ask. */
+  private readonly abandoned = new Map<string, number>();
 
   constructor(
     private readonly server: string,
@@ -43,22 +44,26 @@ export class ElicitationBroker {
    * Registers a call for its duration; returns the release, told whether the call was given up on before the
    * server answered it (a server may ignore the cancellation and go on, and ask later).
    */
-  enter(handler: ElicitHandler): (abandoned?: boolean) => void {
-    this.calls.add(handler);
+  enter(handler: ElicitHandler, owner = ''): (abandoned?: boolean) => void {
+    this.calls.set(handler, owner);
     return (abandoned = false) => {
       this.calls.delete(handler);
-      if (abandoned) this.abandonedUntil = Date.now() + this.abandonedWindowMs;
+      if (abandoned) this.abandoned.set(owner, Date.now() + this.abandonedWindowMs);
     };
   }
 
   async route(request: ElicitRequest, signal?: AbortSignal): Promise<ElicitResult> {
     if (request.params.mode === 'url') return CANCEL;
-    if (Date.now() < this.abandonedUntil) {
-      // The question may be the abandoned call's: routed to the one call in flight, it would ask another user.
-      this.log.warn(`[${this.server}] elicitation/create within ${Math.round(this.abandonedWindowMs / 1000)} s of a call given up on before the server answered it; cannot tell which one asked, answered "cancel"`);
+    const [entry, ...others] = [...this.calls];
+    const now = Date.now();
+    for (const [owner, until] of this.abandoned) if (until <= now) this.abandoned.delete(owner);
+    // A question may be a call's that was given up on: routed to someone else's call, it would ask another user about
+    // it. The same user's own call may take it (what it shows is theirs).
+    if (entry && [...this.abandoned.keys()].some((owner) => owner !== entry[1])) {
+      this.log.warn(`[${this.server}] elicitation/create within ${Math.round(this.abandonedWindowMs / 1000)} s of another user's call given up on before the server answered it; cannot tell which one asked, answered "cancel"`);
       return CANCEL;
     }
-    const [only, ...others] = [...this.calls];
+    const only = entry?.[0];
     if (!only) {
       this.log.warn(`[${this.server}] elicitation/create with no tool call in flight; answered "cancel"`);
       return CANCEL;

@@ -102,7 +102,7 @@ export function mcpRunnable({ server, tool, target, defaultTimeoutMs, elicitatio
     async run(args, ctx) {
       const progress = progressReporter(ctx, clean);
       // A question the server asks during this call becomes a durable wait in the session.
-      const release = elicitation?.enter(durableAsker(ctx, { server: server.name, clean, log: logger ?? consoleMcpLogger }));
+      const release = elicitation?.enter(durableAsker(ctx, { server: server.name, clean, log: logger ?? consoleMcpLogger }), `${ctx.namespace.tenant}/${ctx.namespace.user}`);
       // Given up on before the server answered (an interrupt, our timeout): the server may still be running it.
       let abandoned = false;
       try {
