@@ -47,6 +47,27 @@ export async function purgeEnded(
   };
   const skipped: string[] = [];
   const touched = new Map<string, ScopedMemories>();
+  // A claim pending past the writers' lease (an hour here, far past the 30 s a writer waits before finishing another's)
+  // belongs to a writer that died mid-write, and nobody writes that version again: finish it, so it is purged and scrubbed below.
+  const stale = new Date(now.getTime() - STALE_CLAIM_MS);
+  for (const tried: string[] = []; !overBudget(); ) {
+    const claims = await collections.audits
+      .find({ pending: { $exists: true }, claimedAt: { $lte: stale }, ...(tried.length > 0 ? { _id: { $nin: tried } } : {}) }, { projection: { _id: 1, pending: 1 } })
+      .limit(batchSize)
+      .toArray();
+    if (claims.length === 0) break;
+    for (const claim of claims) {
+      tried.push(claim._id);
+      const owner = claim.pending as Partial<StoredMemory> | undefined;
+      const ns = MemoryNamespace.safeParse({ tenant: owner?.tenant, user: owner?.user, ...(owner?.project ? { project: owner.project } : {}) });
+      const scope = ns.success ? repo.forNamespace(ns.data) : null;
+      if (scope && (await scope.finishStaleClaim(claim._id, now))) {
+        report.claimsFinished++;
+        // A finished deletion must leave the caches as any deletion does.
+        touched.set(scope.nsKey, scope);
+      }
+    }
+  }
   while (!overBudget()) {
     const filter: Filter<StoredMemory> = { status: { $in: [...PURGEABLE_STATUSES] }, updatedAt: { $lte: cutoff }, purgedAt: { $exists: false } };
     if (skipped.length > 0) filter._id = { $nin: skipped };
@@ -62,22 +83,6 @@ export async function purgeEnded(
     }
   }
   for (const scope of touched.values()) await scope.invalidateCachedCopies(now);
-  // A claim pending past the writers' lease (an hour here, far past the 30 s a writer waits before finishing another's)
-  // belongs to a writer that died mid-write, and nobody writes that version again: finish it, so it is scrubbed below.
-  const stale = new Date(now.getTime() - STALE_CLAIM_MS);
-  for (const tried: string[] = []; !overBudget(); ) {
-    const claims = await collections.audits
-      .find({ pending: { $exists: true }, claimedAt: { $lte: stale }, ...(tried.length > 0 ? { _id: { $nin: tried } } : {}) }, { projection: { _id: 1, pending: 1 } })
-      .limit(batchSize)
-      .toArray();
-    if (claims.length === 0) break;
-    for (const claim of claims) {
-      tried.push(claim._id);
-      const owner = claim.pending as Partial<StoredMemory> | undefined;
-      const ns = MemoryNamespace.safeParse({ tenant: owner?.tenant, user: owner?.user, ...(owner?.project ? { project: owner.project } : {}) });
-      if (ns.success && (await repo.forNamespace(ns.data).finishStaleClaim(claim._id, now))) report.claimsFinished++;
-    }
-  }
   // Entries still pending belong to a write in progress (or one another writer finishes); they are scrubbed by a later sweep.
   // A scrubbed entry leaves the filter by its purgedAt; only one that could not be replaced is excluded by id.
   for (const unchanged: string[] = []; !overBudget(); ) {
