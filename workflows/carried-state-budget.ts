@@ -113,7 +113,10 @@ const SHOW = "too long to show in one getSession answer; the session's events ho
  */
 export function fitView<V extends { window: Turn[]; lastTurn: { text: string } | null }>(view: V, budget = VIEW_MAX_BYTES): { view: V; dropped: string[] } {
   const dropped: string[] = [];
-  if (payloadBytes(view) <= budget) return { view, dropped };
+  // Asked on every getSession (the API's access checks too): a view whose JSON has at most a third as many
+  // characters as the budget has bytes fits, whatever its characters are, without counting its UTF-8 bytes.
+  const chars = JSON.stringify(view)?.length ?? 0;
+  if (chars * 3 <= budget || payloadBytes(view) <= budget) return { view, dropped };
   const cuts: Array<Cut<V>> = [
     ...ACTIVITY_TEXT_CUTS.map((max): Cut<V> => [`the window's texts past ${max} characters (cut)`, (v) => ({ ...v, window: cutTurns(v.window, max, SHOW) })]),
     ["the last turn's answer past 16000 characters (cut)", (v) => ({ ...v, lastTurn: v.lastTurn && { ...v.lastTurn, text: cutText(v.lastTurn.text, 16_000, SHOW) } })],
