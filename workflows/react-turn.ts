@@ -60,7 +60,6 @@ const TOOL_CHANGED_CONTENT = `{"error":{"type":"${FailureType.ToolChanged}"`;
 /** The last call of an answer cut short, with no arguments yet, is refused, not run with `{}`. */
 export const CUT_CALL_NOT_RUN = 'cut-call-not-run';
 
-
 /** The result a call of an interrupted step gets when it had not finished (cancelled, or waiting for a decision). */
 export const INTERRUPTED_CALL_RESULT = '[runtime check] The turn was interrupted before this call finished: it may not have run, or it may have taken effect. Check before repeating it.';
 
