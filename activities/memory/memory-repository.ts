@@ -391,7 +391,9 @@ export class ScopedMemories {
         return { action: 'create', reason: current ? `stated again after it was ${endState(current, ctx.now)}` : 'new intent', next: this.fresh(id, { kind: 'intent', statement: input.statement }, input, ctx.now) };
       }
       if (current.sourceKeys.includes(sourceKey)) return null;
-      return { action: 'reinforce', reason: 'stated again; expiry extended', next: { ...refreshedDoc(current, input, ctx.now), text: input.text } };
+      // Restated in other words: recall ranks the memory by the vector of its text, so the vector goes with the text.
+      const reworded = input.text !== current.text ? { embedding: toFloat32(input.embedding), embedderId: input.embedderId } : {};
+      return { action: 'reinforce', reason: 'stated again; expiry extended', next: { ...refreshedDoc(current, input, ctx.now), text: input.text, ...reworded } };
     });
     return { outcome: outcomeOf(action), memoryId: id, superseded: [] };
   }

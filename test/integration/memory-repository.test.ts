@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import { auditEntryFor, toStored } from '../../activities/memory/memory-docs';
 import { MemoryRepository, ScopedMemories, MEMORIES_COLLECTION, MEMORY_AUDIT_COLLECTION } from '../../activities/memory/memory-repository';
 import { snapshotOf, type MemoryDoc } from '../../activities/memory/memory-types';
-import { DAY, fact, intent, openTestDb, preference, userSource } from '../support/memory-fixtures';
+import { DAY, embedder, fact, intent, openTestDb, preference, userSource } from '../support/memory-fixtures';
 
 const t0 = new Date('2025-05-01T10:00:00Z');
 const at = (days: number) => new Date(t0.getTime() + days * DAY);
@@ -178,6 +178,19 @@ describe('memory repository on the real MongoDB-compatible server', () => {
     const again = await me.addIntent(intent('training for a marathon', { source: userSource('s-2', 'turn-1'), statedAt: at(10), expiresAt: at(24) }), ctx(at(10)));
     expect([first.outcome, again.outcome]).toEqual(['created', 'reinforced']);
     expect(await me.get(first.memoryId)).toMatchObject({ expiresAt: at(24) });
+  });
+
+  it('an intent stated again in other words is recalled by the vector of its new words', async () => {
+    const me = freshUser();
+    const common = { statedAt: at(0), expiresAt: at(14) };
+    const first = await me.addIntent(intent('training for a marathon', { ...common, source: userSource('s-1', 'turn-1') }), ctx(at(0)));
+    const reworded = { ...intent('training for a marathon', { ...common, source: userSource('s-2', 'turn-1'), statedAt: at(1) }), text: 'The user is preparing to run a marathon in the spring.' };
+    reworded.embedding = embedder.embedOne(reworded.text);
+    expect((await me.addIntent(reworded, ctx(at(1)))).outcome).toBe('reinforced');
+    const stored = (await me.get(first.memoryId))!;
+    expect(stored.text).toBe(reworded.text);
+    // Before, the text changed and the vector stayed the old text's.
+    expect(Array.from(stored.embedding)).toEqual(Array.from(Float32Array.from(reworded.embedding)));
   });
 
   it('every write bumps the namespace generation that recall caches check', async () => {
