@@ -218,8 +218,12 @@ describe('web console', () => {
     // The inspector: version, counters, and the workflow in the Temporal Web UI.
     const link = await page.waitForSelector(`::-p-aria(Open ${workflowIdFor(sessionId)} in the Temporal Web UI)`);
     expect(await link!.evaluate((a) => (a as unknown as { href: string }).href)).toBe(`${TEMPORAL_UI}/namespaces/${env.config.temporal.namespace}/workflows/${workflowIdFor(sessionId)}`);
-    await page.waitForFunction(`/Version\\s*1/.test(document.querySelector('aside')?.innerText ?? '')`, { polling: POLL_MS });
-    expect(await page.evaluate(`document.querySelector('aside').innerText`)).toMatch(/modelCalls\s*1/);
+    // The view read while the turn ran may still be on screen when the answer is whole: the one read at the
+    // turn's end replaces it (the page reads the session again when a turn completes).
+    await page.waitForFunction(`/modelCalls\\s*1/.test(document.querySelector('aside')?.innerText ?? '')`, { polling: POLL_MS, timeout: 20_000 });
+    const inspector = (await page.evaluate(`document.querySelector('aside').innerText`)) as string;
+    expect(inspector).toMatch(/Version\s*1/);
+    expect(inspector).toMatch(/modelCalls\s*1/);
     await screenshot(page, 'chat');
     await screenshot(page, 'inspector', '::-p-aria([name="Inspector"][role="complementary"])');
   });
