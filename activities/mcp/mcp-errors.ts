@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../workflows/failure-types';
 import { McpUnavailableError } from './mcp-failure-kinds';
 import { errorText, redact } from './mcp-log';
-import { MAX_MCP_MESSAGE_BYTES, McpAnswerTooLargeError } from './mcp-message-bounds';
+import { MAX_MCP_MESSAGE_BYTES, McpAnswerTooLargeError, isAnswerTooLarge } from './mcp-message-bounds';
 
 /** What the failing call was, for messages a person (and the model) can act on. */
 export interface McpCallSite {
@@ -79,6 +79,16 @@ export function mcpCallFailure(err: unknown, site: McpCallSite): ApplicationFail
       `tell the user that the "${site.server}" service is unreachable right now and offer to try again later; do not call its tools again in this turn.`,
     );
   }
+  // A JSON answer over HTTP, or one streamed as server-sent events (the transport fails its request): mcp-message-bounds.ts.
+  if (causedBy(err, McpAnswerTooLargeError) || isAnswerTooLarge(err)) {
+    return failure(
+      site,
+      FailureType.ToolFailed,
+      false,
+      `the tool ran, but MCP server "${site.server}" answered with more than ${Math.round(MAX_MCP_MESSAGE_BYTES / (1024 * 1024))} MB, so its answer was not read.`,
+      'the call may have taken effect; do not call it again the same way; ask for less (a narrower query, one page, a smaller file), or tell the user the result was too large.',
+    );
+  }
   if (err instanceof McpError) {
     // The server's own McpError text carries its prefix too: "MCP error -32602: MCP error -32602: ...".
     const detail = clip(err.message.replace(/^(?:MCP error -?\d+: )+/, ''));
@@ -118,15 +128,6 @@ export function mcpCallFailure(err: unknown, site: McpCallSite): ApplicationFail
       default:
         return failure(site, FailureType.ToolFailed, false, `MCP server "${site.server}" answered with a protocol error (${err.code}): ${detail}.`, 'explain the failure to the user; do not retry the same call.');
     }
-  }
-  if (causedBy(err, McpAnswerTooLargeError)) {
-    return failure(
-      site,
-      FailureType.ToolFailed,
-      false,
-      `the tool ran, but MCP server "${site.server}" answered with more than ${Math.round(MAX_MCP_MESSAGE_BYTES / (1024 * 1024))} MB, so its answer was not read.`,
-      'the call may have taken effect; do not call it again the same way; ask for less (a narrower query, one page, a smaller file), or tell the user the result was too large.',
-    );
   }
   if (isMalformedResult(err)) {
     const issues = err.issues.slice(0, 3).map((i) => `${i.path.map(String).join('.') || '(result)'}: ${i.message}`).join('; ');

@@ -2,9 +2,10 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from './mcp-config';
 import type { McpLogger } from './mcp-log';
-import { MAX_MCP_MESSAGE_BYTES, boundedFetch } from './mcp-message-bounds';
+import { MAX_MCP_MESSAGE_BYTES, answerTooLargeResponse, boundedFetch } from './mcp-message-bounds';
 
 /** One transport to one server, whichever kind it is. */
 export interface McpTransportHandle {
@@ -38,11 +39,15 @@ function stdioTransport(server: Extract<McpServerConfig, { type: 'stdio' }>, log
   return { kind: 'stdio', transport, pid: () => transport.pid, stderrTail: () => tail.trim() };
 }
 
-function httpTransport(server: Extract<McpServerConfig, { type: 'http' }>, authProvider?: OAuthClientProvider): McpTransportHandle {
-  const transport = new StreamableHTTPClientTransport(new URL(server.url), {
+function httpTransport(server: Extract<McpServerConfig, { type: 'http' }>, authProvider?: OAuthClientProvider, maxMessageBytes = MAX_MCP_MESSAGE_BYTES): McpTransportHandle {
+  // An answer past the bound fails its call, not the worker's memory. One streamed as server-sent events is failed
+  // here: the SDK would only see its stream break, and the call would wait for its timeout.
+  const tooLarge = (ids: RequestId[]) => {
+    for (const id of ids) transport.onmessage?.(answerTooLargeResponse(id, maxMessageBytes));
+  };
+  const transport: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(new URL(server.url), {
     requestInit: { headers: server.headers },
-    // An answer past MAX_MCP_MESSAGE_BYTES fails its call, not the worker's memory.
-    fetch: boundedFetch(),
+    fetch: boundedFetch(maxMessageBytes, fetch, tooLarge),
     // Sends the stored access token, and on a 401 refreshes it or starts an authorization (mcp-oauth-provider.ts).
     authProvider,
     // The standalone SSE stream (server notifications) retries briefly; after that the connection
@@ -52,6 +57,7 @@ function httpTransport(server: Extract<McpServerConfig, { type: 'http' }>, authP
   return { kind: 'http', transport, pid: () => null, stderrTail: () => '' };
 }
 
-export function createTransport(server: McpServerConfig, log: McpLogger, authProvider?: OAuthClientProvider): McpTransportHandle {
-  return server.type === 'stdio' ? stdioTransport(server, log) : httpTransport(server, authProvider);
+/** `maxMessageBytes` (MAX_MCP_MESSAGE_BYTES unless a test sets it lower) bounds one answer over HTTP. */
+export function createTransport(server: McpServerConfig, log: McpLogger, authProvider?: OAuthClientProvider, maxMessageBytes?: number): McpTransportHandle {
+  return server.type === 'stdio' ? stdioTransport(server, log) : httpTransport(server, authProvider, maxMessageBytes);
 }
