@@ -22,23 +22,39 @@ const SEPARATOR = /\s*[,;]\s*(?:mem:\s*)?/i;
 const WIDE_GROUP = /[[\u3010\uff3b]\s*mem\s*[:\uff1a]\s*([0-9a-z]{1,32}(?:\s*[,;\uff0c\u3001]\s*(?:mem\s*[:\uff1a]\s*)?[0-9a-z]{1,32})*)\s*[\]\u3011\uff3d]/gi;
 const WIDE_SEPARATOR = /\s*[,;\uff0c\u3001]\s*(?:mem\s*[:\uff1a]\s*)?/i;
 
+// And what the wide reading still let through: parentheses (`(mem:ab12)`, `（mem:ab12）`), and ids joined by "and",
+// "&", 和 or 及 (`[mem:ab12 and mem:cd34]`). Parentheses hold other things ("(mem: 2048)", "(mem:4gb)"), so here an id
+// is what recall hands out (4 to 25 hex digits), and a group with an unknown id of digits alone is not a citation.
+const BROAD_ID = '[0-9a-f]{4,25}';
+const BROAD_JOIN = String.raw`\s*(?:[,;&\uff0c\u3001\u548c\u53ca]|\band\b)\s*(?:mem\s*[:\uff1a]\s*)?`;
+const BROAD_GROUP = new RegExp(String.raw`[[(\u3010\uff3b\uff08]\s*mem\s*[:\uff1a]\s*(${BROAD_ID}(?:${BROAD_JOIN}${BROAD_ID})*)\s*[\])\u3011\uff3d\uff09]`, 'gi');
+const BROAD_SEPARATOR = new RegExp(BROAD_JOIN, 'i');
+
 /**
  * Finds `[mem:<id>]` citations and checks them against the ids injected this
- * turn. `wide` also reads the full-width forms (WIDE_GROUP).
+ * turn. `wide` also reads the full-width forms (WIDE_GROUP); `broad` reads
+ * those, then parentheses and ids joined by words (BROAD_GROUP) in what is
+ * left. Its `cited` and `unknown` list the wide reading's ids first.
  */
-export function checkCitations(answer: string, injectedIds: Iterable<string>, options: { wide?: boolean } = {}): CitationCheck {
+export function checkCitations(answer: string, injectedIds: Iterable<string>, options: { wide?: boolean; broad?: boolean } = {}): CitationCheck {
   const injected = new Set([...injectedIds].map((id) => id.toLowerCase()));
-  return checkWith(answer, options.wide ? WIDE_GROUP : GROUP, options.wide ? WIDE_SEPARATOR : SEPARATOR, (id) => injected.has(id));
+  const known = (id: string) => injected.has(id);
+  if (!options.broad) return checkWith(answer, options.wide ? WIDE_GROUP : GROUP, options.wide ? WIDE_SEPARATOR : SEPARATOR, known);
+  const wide = checkWith(answer, WIDE_GROUP, WIDE_SEPARATOR, known);
+  const rest = checkWith(wide.cleaned, BROAD_GROUP, BROAD_SEPARATOR, known, (ids) => ids.some((id) => /^[0-9]+$/.test(id) && !known(id)));
+  const merged = (a: string[], b: string[]) => [...a, ...b.filter((id) => !a.includes(id))];
+  return { cited: merged(wide.cited, rest.cited), unknown: merged(wide.unknown, rest.unknown), cleaned: rest.cleaned };
 }
 
-function checkWith(answer: string, group: RegExp, separator: RegExp, known: (id: string) => boolean): CitationCheck {
+function checkWith(answer: string, group: RegExp, separator: RegExp, known: (id: string) => boolean, notCitation?: (ids: string[]) => boolean): CitationCheck {
   const cited: string[] = [];
   const unknown: string[] = [];
   const note = (list: string[], id: string) => {
     if (!list.includes(id)) list.push(id);
   };
-  const replaced = answer.replace(group, (_match, inner: string) => {
+  const replaced = answer.replace(group, (match, inner: string) => {
     const ids = inner.split(separator).map((id) => id.trim().toLowerCase());
+    if (notCitation?.(ids)) return match;
     const kept = ids.filter(known);
     for (const id of ids) note(known(id) ? cited : unknown, id);
     return kept.length === 0 ? '\u0000' : `[${kept.map((id) => `mem:${id}`).join(', ')}]`;

@@ -17,6 +17,11 @@ import { checkCitations, citationCorrection } from './memory-citations';
  * (`【mem:ab12】`). Asked only when such a citation is found.
  */
 export const CITATIONS_CHECKED_EVERY_STEP = 'citations-checked-every-step';
+/**
+ * Citations are also read in parentheses and with ids joined by words (`(mem:ab12)`, `[mem:ab12 and mem:cd34]`):
+ * runs from before let those through unchecked. Asked only when that reading finds more unknown ids.
+ */
+export const CITATION_FORMS_BROADENED = 'citation-forms-broadened';
 
 /**
  * Tool arguments whose schema is too costly to check in the workflow (its
@@ -500,12 +505,14 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     if (reply.toolCalls.length > 0 && ctx.citations && reply.content) {
       // Text beside tool calls reaches the answer too; it cannot be regenerated (the calls go on), so unknown
       // citations in it are removed. Runs from before the patch left them (asked only when there is one).
-      const wide = checkCitations(reply.content, ctx.citations.injectedIds, { wide: true });
-      if (wide.unknown.length > 0 && isPatched(CITATIONS_CHECKED_EVERY_STEP)) {
-        ctx.citations.onFlag(wide.unknown, 'removed');
-        if (wide.cleaned) texts[texts.length - 1] = wide.cleaned;
+      let side = checkCitations(reply.content, ctx.citations.injectedIds, { wide: true });
+      const broad = checkCitations(reply.content, ctx.citations.injectedIds, { broad: true });
+      if (broad.unknown.length > side.unknown.length && isPatched(CITATION_FORMS_BROADENED)) side = broad;
+      if (side.unknown.length > 0 && isPatched(CITATIONS_CHECKED_EVERY_STEP)) {
+        ctx.citations.onFlag(side.unknown, 'removed');
+        if (side.cleaned) texts[texts.length - 1] = side.cleaned;
         else texts.pop();
-        assistant.content = wide.cleaned || null;
+        assistant.content = side.cleaned || null;
       }
     }
     if (reply.toolCalls.length === 0) {
@@ -516,6 +523,9 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
         // regenerated answer, leave none behind (the regeneration itself is decided by the ASCII ids alone then).
         const wide = checkCitations(reply.content ?? '', ctx.citations.injectedIds, { wide: true });
         if (wide.unknown.length > check.unknown.length && isPatched(CITATIONS_CHECKED_EVERY_STEP)) check = wide;
+        // Parentheses and ids joined by words, read after the wide forms (so it names their ids too).
+        const broad = checkCitations(reply.content ?? '', ctx.citations.injectedIds, { broad: true });
+        if (broad.unknown.length > check.unknown.length && isPatched(CITATION_FORMS_BROADENED)) check = broad;
       }
       if (ctx.citations && check && check.unknown.length > 0) {
         if (regenerations === 0) {

@@ -60,3 +60,25 @@ describe('citations in the other forms models write (wide)', () => {
     expect(checkCitations('Oslo [mem:zz99]', injected, { wide: true }).unknown).toEqual(['zz99']);
   });
 });
+
+describe('citations in parentheses and with ids joined by words (broad)', () => {
+  const injected = ['ab12', 'cd34'];
+  it('reads (mem:id), （mem:id） and ids joined by and, &, 和 or 及, after the wide forms', () => {
+    const answer = 'Lisbon (mem:ab12) and Oslo （mem：ffee）. Both [mem:cd34 and mem:beef]; 上海【mem:ab12和cd34及d00d】. Rome [mem:zz99].';
+    const check = checkCitations(answer, injected, { broad: true });
+    expect(check.unknown).toEqual(['zz99', 'ffee', 'beef', 'd00d']);
+    expect(check.cited).toEqual(['ab12', 'cd34']);
+    expect(check.cleaned).toBe('Lisbon [mem:ab12] and Oslo. Both [mem:cd34]; 上海[mem:ab12, mem:cd34]. Rome.');
+    // The wide reading alone misses every one of these but the bracketed non-hex id.
+    expect(checkCitations(answer, injected, { wide: true }).unknown).toEqual(['zz99']);
+  });
+
+  it('does not take what else sits in parentheses for a citation: a size, a unit, a word', () => {
+    const answer = 'Give it more memory (mem: 2048), or (mem:4gb); see (memo: ab12) and (mem:ab12 later).';
+    expect(checkCitations(answer, injected, { broad: true })).toEqual({ cited: [], unknown: [], cleaned: answer });
+  });
+
+  it('still reads an id of digits alone when it was injected', () => {
+    expect(checkCitations('Noted (mem:1234).', ['1234'], { broad: true })).toEqual({ cited: ['1234'], unknown: [], cleaned: 'Noted (mem:1234).' });
+  });
+});

@@ -1,27 +1,24 @@
-import type { ChatRequest, StepResponse } from '../../../scripted-model';
+import type { StepResponse } from '../../../scripted-model';
 import { defineScenario } from '../scenario';
-import { MEMORY_ON, extractNothing, seedHomeCity, systemOf } from '../memory-scenario';
+import { MEMORY_WITH_TOOLS, homeCityMemoryId, recalledBeforeTools, seedHomeCity } from '../memory-scenario';
 import { say } from '../scenario-helpers';
-
-const recalledId = (req: ChatRequest) => /\[mem:([0-9a-z]+)\][^\n]*home city/.exec(systemOf(req))?.[1];
 
 export default defineScenario({
   name: 'citation-in-tool-step',
   description: 'an unknown memory id in text beside a tool call is removed, and one cited in full-width brackets in the final answer is regenerated once (patch citations-checked-every-step)',
-  session: MEMORY_ON,
-  env: { probeTools: true, modelFallback: extractNothing },
+  ...MEMORY_WITH_TOOLS,
   async run(ctx) {
     await seedHomeCity(ctx);
     ctx.env.model.script(
       [
         {
-          match: { where: (req) => /## Recalled memories/.test(systemOf(req)) && !req.messages.some((m) => m.role === 'tool') },
+          match: { where: recalledBeforeTools },
           respond: { kind: 'tool_calls', text: 'Checking your notes [mem:zz99] first.', calls: [{ id: 'call_note', name: 'local_note', arguments: { text: 'home city asked' } }] },
         },
         { match: { hasToolResults: true }, respond: { kind: 'text', text: 'Your home city is Lisbon 【mem:yy11】.' } },
         {
           match: { lastUserMessage: /^\[runtime check\] Your previous answer cited \[mem:yy11\]/ },
-          respond: (req): StepResponse => ({ kind: 'text', text: `Your home city is Lisbon [mem:${recalledId(req)}].` }),
+          respond: (req): StepResponse => ({ kind: 'text', text: `Your home city is Lisbon [mem:${homeCityMemoryId(req)}].` }),
         },
       ],
       { lane: ctx.sessionId },

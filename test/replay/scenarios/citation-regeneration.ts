@@ -1,9 +1,7 @@
-import type { ChatRequest, StepResponse } from '../../../scripted-model';
+import type { StepResponse } from '../../../scripted-model';
 import { defineScenario } from '../scenario';
-import { MEMORY_ON, extractNothing, seedHomeCity, systemOf } from '../memory-scenario';
+import { MEMORY_ON, extractNothing, homeCityMemoryId, seedHomeCity, systemOf } from '../memory-scenario';
 import { say } from '../scenario-helpers';
-
-const recalledId = (req: ChatRequest) => /\[mem:([0-9a-z]+)\][^\n]*home city/.exec(systemOf(req))?.[1];
 
 export default defineScenario({
   name: 'citation-regeneration',
@@ -17,7 +15,7 @@ export default defineScenario({
         { match: { where: (req) => /## Recalled memories/.test(systemOf(req)) }, respond: { kind: 'text', text: 'Your home city is Lisbon [mem:zz99].' } },
         {
           match: { lastUserMessage: /^\[runtime check\] Your previous answer cited \[mem:zz99\]/ },
-          respond: (req): StepResponse => ({ kind: 'text', text: `Your home city is Lisbon [mem:${recalledId(req)}].` }),
+          respond: (req): StepResponse => ({ kind: 'text', text: `Your home city is Lisbon [mem:${homeCityMemoryId(req)}].` }),
         },
       ],
       { lane: ctx.sessionId },
