@@ -149,7 +149,8 @@ export class MetricsHistory {
 
   constructor(
     private readonly workerUrls: string[],
-    private readonly options: { everyMs: number; keep: number } = { everyMs: 10_000, keep: 360 },
+    /** `scrapeTimeoutMs`: how long one scrape may take (5 s, or `everyMs` when shorter). */
+    private readonly options: { everyMs: number; keep: number; scrapeTimeoutMs?: number } = { everyMs: 10_000, keep: 360 },
   ) {}
 
   /** Takes a sample now and then every `everyMs`. */
@@ -176,7 +177,7 @@ export class MetricsHistory {
   private async take(): Promise<void> {
     const metrics: MetricsSample['metrics'] = {};
     const unreachable: MetricsSample['unreachable'] = [];
-    const scraped = await Promise.allSettled(this.workerUrls.map((url) => scrape(url, Math.min(5_000, this.options.everyMs))));
+    const scraped = await Promise.allSettled(this.workerUrls.map((url) => scrape(url, this.options.scrapeTimeoutMs ?? Math.min(5_000, this.options.everyMs))));
     // Gauges are a state of each worker (connected or not, a share of its time): their mean over the workers that
     // answered, not their sum (two connected workers are not "2 connected").
     const gauges = new Map<string, { metric: string; labels: Record<string, string>; sum: number; workers: number }>();

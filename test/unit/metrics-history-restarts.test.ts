@@ -71,7 +71,8 @@ it('a worker that restarts or misses a scrape never makes the summed totals go d
 });
 
 it('an endpoint that sends more than a worker ever would, or NaN and Inf values, is cut off or left out, and the others still count', async () => {
-  const history = new MetricsHistory([a.url, b.url], { everyMs: 60_000, keep: 10 });
+  // Reading 16 MB took over the usual 5 s on a loaded CI machine (the endpoint shares the test's event loop).
+  const history = new MetricsHistory([a.url, b.url], { everyMs: 60_000, keep: 10, scrapeTimeoutMs: 60_000 });
   a.text = `# TYPE agent_turns_total counter\n${'agent_turns_total{outcome="completed"} 1\n'.repeat(500_000)}`; // 20 MB
   b.text = '# TYPE agent_turns_total counter\nagent_turns_total{outcome="completed"} 3\nagent_turns_total{outcome="failed"} NaN\nagent_turns_total{outcome="interrupted"} +Inf\n';
   await history.sampleNow();
