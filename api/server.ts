@@ -273,14 +273,20 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     if (open >= limits.streamsPerPrincipal) {
       throw new ProblemError(429, 'TooManyStreams', `${key} already has ${open} open event streams (at most ${limits.streamsPerPrincipal}); close one first.`, { retryAfterSeconds: 5 });
     }
+    // The slot is taken before the first wait, and given back once, whichever way the request ends: a count read
+    // before a wait and written after it let parallel requests pass the limit, and a stream closed meanwhile be
+    // counted for ever.
+    openStreams.set(key, open + 1);
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      const left = (openStreams.get(key) ?? 1) - 1;
+      if (left > 0) openStreams.set(key, left);
+      else openStreams.delete(key);
+    };
     const fromOffset = lastEventId !== undefined ? Number(lastEventId) + 1 : (from ?? 0);
-    // Past the open run's stream end (the session started afresh since the reader's last event, or a made-up offset):
-    // 409 OffsetAhead with the next offset, where the stream would otherwise wait silently for an offset not coming.
-    // A closed session's events come from its archive, which ends the stream by itself.
-    if (fromOffset > 0) {
-      const next = await agentFor(c).nextEventOffset(sessionId);
-      if (next !== undefined && fromOffset > next) throw new OffsetAheadError(sessionId, fromOffset, next);
-    }
+    let unsubscribe: () => void;
     const queue: SessionEvent[] = [];
     let ended: { error?: unknown } | undefined;
     let wake: (() => void) | undefined;
@@ -298,20 +304,36 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
       nodeResponseOf(c)?.destroy();
       wake?.();
     };
-    // Throws TruncatedOffset (410) before anything is streamed when the asked offset is known to be gone.
-    const unsubscribe = hub.subscribe(sessionId, owner, fromOffset, {
-      event: (e) => {
-        if (dropped) return;
-        queue.push(e);
-        if (queue.length > limits.streamQueueEvents) drop('behind');
-        wake?.();
-      },
-      end: (error) => {
-        ended = { error };
-        wake?.();
-      },
-    });
-    openStreams.set(key, open + 1);
+    // The events the hub holds for the session are handed over at once when the reader subscribes: they never count
+    // as falling behind (with a limit below the hub's buffer, a new reader was closed before its first event, and so
+    // again on every reconnection).
+    let mayHold = Infinity;
+    try {
+      // Past the open run's stream end (the session started afresh since the reader's last event, or a made-up
+      // offset): 409 OffsetAhead with the next offset, where the stream would otherwise wait silently for an offset
+      // not coming. A closed session's events come from its archive, which ends the stream by itself.
+      if (fromOffset > 0) {
+        const next = await agentFor(c).nextEventOffset(sessionId);
+        if (next !== undefined && fromOffset > next) throw new OffsetAheadError(sessionId, fromOffset, next);
+      }
+      // Throws TruncatedOffset (410) before anything is streamed when the asked offset is known to be gone.
+      unsubscribe = hub.subscribe(sessionId, owner, fromOffset, {
+        event: (e) => {
+          if (dropped) return;
+          queue.push(e);
+          if (queue.length > mayHold) drop('behind');
+          wake?.();
+        },
+        end: (error) => {
+          ended = { error };
+          wake?.();
+        },
+      });
+    } catch (err) {
+      release();
+      throw err;
+    }
+    mayHold = Math.max(limits.streamQueueEvents, queue.length);
     metrics.streams.inc();
     return streamSSE(c, async (stream) => {
       sse = stream;
@@ -372,7 +394,7 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
       } finally {
         unsubscribe();
         metrics.streams.dec();
-        openStreams.set(key, (openStreams.get(key) ?? 1) - 1);
+        release();
       }
     });
   });

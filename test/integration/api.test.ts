@@ -787,7 +787,7 @@ describe('HTTP API', () => {
     await env.agent.end(sessionId);
   }, 120_000);
 
-  it('many readers of one session share one subscription; a principal may hold at most 3 streams', async () => {
+  it('many readers of one session share one subscription; a principal may hold at most 3 streams, asked for one by one or all at once', async () => {
     const sessionId = uniqueId('api-fan');
     env.model.script([{ respond: { kind: 'text', text: 'Fan out.' } }], { lane: sessionId });
     const { turnId } = (await (await call('POST', `/v1/sessions/${sessionId}/messages`, tokens.ana, { text: 'go' })).json()) as { turnId: string };
@@ -811,6 +811,23 @@ describe('HTTP API', () => {
       return null;
     }, 'a stream slot to free up', 5_000);
     await again.body?.cancel();
+
+    // Many at once, each waiting on the session before it streams (from=1 reads the session's next offset first):
+    // the limit holds, and the slots all come back.
+    const parallel = Array.from({ length: 8 }, () => new AbortController());
+    const answers = await Promise.all(parallel.map((c) => fetch(`${base}/v1/sessions/${sessionId}/events?from=1`, { headers: { authorization: `Bearer ${tokens.ana}` }, signal: c.signal })));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 429, 429, 429, 429, 429]);
+    for (const r of answers) if (r.status === 429) await r.body?.cancel();
+    for (const c of parallel) c.abort();
+    const refill = await eventually(async () => {
+      const res = await Promise.all([0, 1, 2].map(() => fetch(`${base}/v1/sessions/${sessionId}/events?from=1`, { headers: { authorization: `Bearer ${tokens.ana}` } })));
+      if (res.every((r) => r.status === 200)) return res;
+      await Promise.all(res.map((r) => r.body?.cancel()));
+      return null;
+    }, 'three stream slots to free up', 5_000);
+    const over = await call('GET', `/v1/sessions/${sessionId}/events?from=1`, tokens.ana);
+    expect(over.status).toBe(429);
+    await Promise.all(refill.map((r) => r.body?.cancel()));
   });
 
   it('a tenant or user name holding a quote or backslash cannot list another\'s sessions: 422 naming why', async () => {

@@ -133,6 +133,22 @@ describe('an event stream whose reader stops reading', () => {
     }
   }, 60_000);
 
+  it("a new reader is handed what the server holds of the session at once, even more than a stream may fall behind: it is not closed for it", async () => {
+    const count = 400;
+    const s = await serve(count, { streamStallMs: 600_000, streamQueueEvents: 100, streamsPerPrincipal: 2 });
+    try {
+      const all = Array.from({ length: count }, (_, i) => i);
+      // The first reader keeps up while the session publishes; the server then holds all 400 events for others.
+      const first = await readAll(await openUnread(`${s.url}${eventsPath}`, s.token), (e) => e.id === String(count - 1));
+      expect(first.map((e) => Number(e.id))).toEqual(all);
+      const second = await readAll(await openUnread(`${s.url}${eventsPath}`, s.token), (e) => e.id === String(count - 1));
+      expect(second.map((e) => Number(e.id))).toEqual(all);
+      expect(s.lines).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+
   it('a reader that keeps up is not closed when the server itself stops running for longer than the stall time (a pause, not the reader)', async () => {
     const count = 160;
     const s = await serve(count, { streamStallMs: 500 });
