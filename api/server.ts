@@ -168,7 +168,8 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     }
     const problem = problemFor(err);
     // The whole message for the operator (a Temporal error names the address and task queue); the caller gets the problem's text.
-    if (problem.status >= 500) log(`api: ${c.req.method} ${c.req.path} failed: ${err instanceof Error ? `${err.name}${problem.status === 500 ? '' : `: ${err.message}`}` : 'error'}`);
+    // A caller who hung up stopped the call (a wait for a turn): nobody reads the answer, and nothing failed.
+    if (problem.status >= 500 && !c.req.raw.signal.aborted) log(`api: ${c.req.method} ${c.req.path} failed: ${err instanceof Error ? `${err.name}${problem.status === 500 ? '' : `: ${err.message}`}` : 'error'}`);
     return sendProblem(c, problem.status, problem.failureType, problem.message, problem.extra);
   });
   app.notFound((c) => sendProblem(c, 404, 'RouteNotFound', `No route ${c.req.method} ${c.req.path}; see /openapi.json.`));
@@ -217,7 +218,8 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     };
     // Waiting for the turn: as long as the server answers (a turn may take minutes), and across a
     // continue-as-new that carried the turn to the next run, as `ask` does; `send` answers at acceptance.
-    const result = body.waitForTurn ? await agentFor(c).ask(sessionOptions, message) : await agentFor(c).send(sessionOptions, message);
+    // A caller who hangs up stops the wait (the message, once accepted, still runs): nothing is left polling for it.
+    const result = body.waitForTurn ? await agentFor(c).ask(sessionOptions, message, { signal: c.req.raw.signal }) : await agentFor(c).send(sessionOptions, message);
     c.header('ETag', `"${result.version}"`);
     return c.json({ sessionId, ...result }, result.turn ? 200 : 202);
   });

@@ -79,7 +79,7 @@ import { CallDeadline, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, conn
 import { callLinkedTo, polledRunOf, sessionStreamClient } from './event-stream-subscription';
 import { AcceptedWithoutResult, acceptingRunClient } from './accepting-run';
 import { QUERY_READS, isTooManyWaiting } from './queried-reads';
-import { pause } from './call-deadline';
+import { pause, stoppedBy } from './call-deadline';
 import type { ReadEventsResult, TurnState } from '../workflows/session-queries';
 
 /**
@@ -353,6 +353,7 @@ export class AgentClient {
     options: SessionOptionsInput,
     message: z.input<typeof SendMessageInput>,
     wait: 'prompt' | 'watched',
+    signal?: AbortSignal,
   ): Promise<SendMessageResult> {
     const session = sessionOptionsOf(options);
     // Without a configured principal the client acts as the session's own user.
@@ -370,7 +371,7 @@ export class AgentClient {
     let resent = false;
     const resend = { resend: true, onResend: () => (resent = true) };
     const call = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
-      wait === 'prompt' ? this.deadline.prompt(what, fn, resend) : this.deadline.watched(what, fn, undefined, resend);
+      wait === 'prompt' ? this.deadline.prompt(what, fn, resend) : this.deadline.watched(what, fn, signal, resend);
     const mayHaveRun = () =>
       new SessionClosedError(
         `Session ${session.sessionId}'s run closed while message ${msg.clientMessageId} was being sent again after a call was cut short: it may have run. Read the session before sending it again.`,
@@ -478,8 +479,12 @@ export class AgentClient {
    * Sends a message (starting the session with `options` when it does not
    * run) and resolves when its turn has finished, with the turn's result:
    * one update round trip, where `send` then `waitForTurn` takes two.
+   * `signal` stops the wait (the message, once accepted, still runs): the
+   * HTTP API passes its request's, so a caller who hangs up leaves nothing
+   * waiting on the server.
    */
-  async ask(options: SessionOptionsInput, message: z.input<typeof SendMessageInput>): Promise<SendMessageResult & { turn: TurnResult }> {
+  async ask(options: SessionOptionsInput, message: z.input<typeof SendMessageInput>, opts: { signal?: AbortSignal } = {}): Promise<SendMessageResult & { turn: TurnResult }> {
+    const { signal } = opts;
     const session = sessionOptionsOf(options);
     const sessionId = session.sessionId;
     const principal = this.principal ?? { tenant: session.namespace.tenant, user: session.namespace.user };
@@ -488,31 +493,31 @@ export class AgentClient {
     const clientMessageId = message.clientMessageId ?? newMessageId();
     try {
       // The turn may run for minutes: wait as long as the server answers, not against a fixed deadline.
-      accepted = await this.sendWithStart(options, { ...message, clientMessageId, waitForTurn: true }, 'watched');
+      accepted = await this.sendWithStart(options, { ...message, clientMessageId, waitForTurn: true }, 'watched', signal);
     } catch (err) {
       if (err instanceof TooManyWaitingError) {
         // As many calls wait for turns as the session allows, and this message was not taken: send it without
         // waiting, then wait for its turn (by query while the session still refuses another wait).
         const sent = await this.sendWithStart(options, { ...message, clientMessageId, waitForTurn: false }, 'prompt');
-        return { ...sent, turn: await this.waitFor(sessionId, sent.turnId, principal) };
+        return { ...sent, turn: await this.waitFor(sessionId, sent.turnId, principal, signal) };
       }
       const carried = carriedOver(err);
       if (carried?.version === undefined) throw err;
       // The session continued as new before the turn ran: the turn went with it, so wait for it there.
-      return { turnId: carried.turnId, version: carried.version, turn: await this.waitFor(sessionId, carried.turnId, principal) };
+      return { turnId: carried.turnId, version: carried.version, turn: await this.waitFor(sessionId, carried.turnId, principal, signal) };
     }
     // The same message id sent before without waiting (the server answers a repeated id with the first outcome,
     // which has no turn), or a worker older than this client: wait for the turn on its own.
-    if (!accepted.turn) return { ...accepted, turn: await this.waitFor(sessionId, accepted.turnId, principal) };
+    if (!accepted.turn) return { ...accepted, turn: await this.waitFor(sessionId, accepted.turnId, principal, signal) };
     return accepted as SendMessageResult & { turn: TurnResult };
   }
 
-  /** Waits for a turn to finish and returns its result, across continue-as-new. */
-  async waitForTurn(sessionId: string, turnId: string): Promise<TurnResult> {
-    return this.waitFor(sessionId, turnId, this.requirePrincipal('waitForTurn'));
+  /** Waits for a turn to finish and returns its result, across continue-as-new; `signal` stops the wait. */
+  async waitForTurn(sessionId: string, turnId: string, opts: { signal?: AbortSignal } = {}): Promise<TurnResult> {
+    return this.waitFor(sessionId, turnId, this.requirePrincipal('waitForTurn'), opts.signal);
   }
 
-  private async waitFor(sessionId: string, turnId: string, principal: Principal): Promise<TurnResult> {
+  private async waitFor(sessionId: string, turnId: string, principal: Principal, signal?: AbortSignal): Promise<TurnResult> {
     for (;;) {
       try {
         // A wait changes nothing: one cut short is made again, under the same update id, so it joins the wait it
@@ -521,16 +526,17 @@ export class AgentClient {
         return await this.deadline.watched(
           `waitForTurn ${turnId} of session ${sessionId}`,
           () => this.handle(sessionId).executeUpdate(waitForTurnUpdate, { args: [{ turnId, principal }], updateId }),
-          undefined,
+          signal,
           RESEND,
         );
       } catch (err) {
         if (isTooManyWaiting(err)) {
           // As many calls wait for turns as the session allows: ask by query, then try waiting again.
-          const result = await this.turnByQuery(sessionId, turnId, principal);
+          const result = await this.turnByQuery(sessionId, turnId, principal, signal);
           if (result) return result;
           continue;
         }
+        if (signal?.aborted) throw err;
         if (carriedOver(err) === undefined) translate(err, sessionId);
       }
     }
@@ -542,7 +548,7 @@ export class AgentClient {
    * has passed with the turn still to finish. The query takes no principal:
    * read access is checked first, as getSession's.
    */
-  private async turnByQuery(sessionId: string, turnId: string, principal: Principal): Promise<TurnResult | undefined> {
+  private async turnByQuery(sessionId: string, turnId: string, principal: Principal, signal?: AbortSignal): Promise<TurnResult | undefined> {
     const handle = this.handle(sessionId);
     // The session's owner, or an approver or admin of its tenant, as the refused wait would have checked.
     await this.readable(sessionId, principal);
@@ -563,7 +569,8 @@ export class AgentClient {
         );
       }
       if (Date.now() >= waitAgainAt) return undefined;
-      await pause(delay);
+      await pause(delay, signal);
+      if (signal?.aborted) throw stoppedBy(signal, `waitForTurn ${turnId} of session ${sessionId}`);
       delay = Math.min(delay * 2, QUERY_READS.maxDelayMs);
     }
   }

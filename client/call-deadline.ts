@@ -53,6 +53,11 @@ function causeText(err: unknown): string {
   return parts.join(': ');
 }
 
+/** The error a call stopped by its caller's `signal` throws: the signal's reason, or one naming the call. */
+export function stoppedBy(signal: AbortSignal, operation: string): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(`${operation}: stopped by the caller`);
+}
+
 /** Waits `ms`, or less when `signal` aborts (then resolves at once). */
 export function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -168,7 +173,7 @@ export class CallDeadline {
     let resends = 0;
     for (;;) {
       // Already stopped: nothing starts (the SDK cancels a call only when its signal fires, which this one will not again).
-      if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error(`${operation}: stopped by the caller`);
+      if (signal?.aborted) throw stoppedBy(signal, operation);
       const controller = new AbortController();
       const stop = (): void => controller.abort();
       signal?.addEventListener('abort', stop, { once: true });
