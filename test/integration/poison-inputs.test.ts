@@ -60,6 +60,9 @@ afterAll(async () => {
   await env?.close();
 });
 
+/** The principal of the sessions newSession starts (sessionOptions' namespace). */
+const ANA = { tenant: 'acme', user: 'ana' };
+
 const target = () => ({ client: env.client, agent: env.agent, taskQueue: env.taskQueue, model });
 const timeouts = { caseMs: 10_000, turnMs: 30_000 };
 
@@ -172,7 +175,6 @@ describe('decideToolCall signals that do not parse', () => {
 });
 
 describe('fields other SDKs and the CLI send: unknown names refused, null as absent', () => {
-  const ANA = { tenant: 'acme', user: 'ana' };
 
   it.each([
     ['confirmationID for confirmationId', json({ toolCallId: 'call_1', approved: true, confirmationID: 'turn-0:1:call_1', principal: ANA }), /confirmationID \(did you mean confirmationId\?\): unknown field/],
@@ -329,6 +331,16 @@ describe('updates with bad input are rejected by their validators', () => {
     // Either the validator names the field, or the server refuses a request over its own limit: never a frozen session.
     if (outcome.delivery === Delivery.rejected) expect(outcome.detail).toMatch(/^SessionInputInvalid: .*text/);
     else expect(outcome.delivery).toBe(Delivery.refused);
+    const check = await session.check();
+    count(outcome, check);
+    expectAlive(check);
+  });
+
+  it('a message with 20,000 blanks after a keyword ("my task", then the blanks) runs its turn: the key facts are read in one pass', async () => {
+    const session = await newSession();
+    // Before, the named-id pattern took cubic time on it: 20 s for 4,000 blanks, in a workflow task the SDK ends at 5 s.
+    const outcome = await session.deliver(updateCase('sendMessage', [json({ text: `my task${' '.repeat(20_000)}?`, principal: ANA })]));
+    expect(outcome.delivery).toBe(Delivery.accepted);
     const check = await session.check();
     count(outcome, check);
     expectAlive(check);
