@@ -63,13 +63,69 @@ function checkWith(answer: string, group: RegExp, separator: RegExp, known: (id:
 }
 
 /** Removes the marks left where whole citations were dropped, and the spaces around them. */
-function tidyRemovals(text: string): string {
-  return text
-    // Marks next to each other ("[mem:a] 【mem:b】." with both gone) are one removal.
-    .replace(/[ \t]*\u0000(?:[ \t]*\u0000)*(?=[ \t]*[.,;:!?)])/g, '')
-    .replace(/[ \t]*\u0000(?:[ \t]*\u0000)*[ \t]*/g, ' ')
-    .replace(/ +\n/g, '\n')
-    .replace(/^ +| +$/g, '');
+export function tidyRemovals(text: string): string {
+  return trimSpaces(dropMarks(text));
+}
+
+const isBlank = (c: string | undefined): boolean => c === ' ' || c === '\t';
+const BEFORE_PUNCTUATION = '.,;:!?)';
+
+/**
+ * One pass over the text, so long runs of blanks cost their length once (the regular expressions this replaces went
+ * back over each run from every place in it: a model's answer with 50,000 spaces and a bad citation held the
+ * workflow task for seconds). Marks next to each other, with blanks between, are one removal: before punctuation it
+ * goes with the blanks before it ("Lisbon [mem:zz] ." becomes "Lisbon ."), elsewhere it and the blanks around it
+ * become one space.
+ */
+function dropMarks(text: string): string {
+  if (!text.includes('\u0000')) return text;
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    let j = i;
+    while (isBlank(text[j])) j++;
+    if (text[j] !== '\u0000') {
+      out += text.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    // The group: a mark, then any more with only blanks between.
+    let end = j + 1;
+    for (;;) {
+      let k = end;
+      while (isBlank(text[k])) k++;
+      if (text[k] !== '\u0000') break;
+      end = k + 1;
+    }
+    let after = end;
+    while (isBlank(text[after])) after++;
+    const beforePunctuation = after < text.length && BEFORE_PUNCTUATION.includes(text[after]!);
+    if (beforePunctuation) {
+      i = end;
+    } else {
+      out += ' ';
+      i = after;
+    }
+  }
+  return out;
+}
+
+/** Spaces before a line break dropped, and at the start and end of the text (tabs stay), in one pass. */
+function trimSpaces(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    let j = i;
+    while (text[j] === ' ') j++;
+    // A run of spaces: gone before a line break, at the start, or at the end.
+    if (j > i && (i === 0 || j === text.length || text[j] === '\n')) {
+      i = j;
+      continue;
+    }
+    out += text.slice(i, j + 1);
+    i = j + 1;
+  }
+  return out;
 }
 
 /**
