@@ -28,7 +28,18 @@ function matchesType(value: unknown, type: string): boolean {
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/**
+ * What `/^[^\s@]+@[^\s@]+\.[^\s@]+$/` accepted, in one pass: that expression went back over a domain of many dots
+ * from each of them (quadratic in the model's value). No blank, one "@" with something before it, and a dot after it
+ * that is neither the domain's first nor its last character.
+ */
+function isEmail(value: string): boolean {
+  if (/\s/.test(value)) return false;
+  const at = value.indexOf('@');
+  if (at < 1 || value.indexOf('@', at + 1) >= 0) return false;
+  const domain = value.slice(at + 1);
+  return domain.slice(1, -1).includes('.');
+}
 
 function checkFormat(value: string, format: string): string | null {
   switch (format) {
@@ -37,7 +48,7 @@ function checkFormat(value: string, format: string): string | null {
     case 'date':
       return DATE.test(value) ? null : 'must be a date in the form YYYY-MM-DD';
     case 'email':
-      return EMAIL.test(value) ? null : 'must be an email address such as ana@example.com';
+      return isEmail(value) ? null : 'must be an email address such as ana@example.com';
     default:
       return null;
   }

@@ -266,6 +266,37 @@ function quoted(error: string, pattern: RegExp): string | undefined {
   return pattern.exec(error)?.[1];
 }
 
+/*
+ * The two messages below name properties of the tool's schema, which an MCP server writes: a name holding
+ * 'required property "' 12,000 times took `/required property "(.*)"\.$/` minutes, as it went back over the message
+ * from each of them, in the workflow task. These read them in one pass, with what those expressions captured: `.`
+ * stops at a line break, and the match ends the message, so both look at its last line only.
+ */
+
+const lastLine = (text: string): string => text.slice(Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'), text.lastIndexOf('\u2028'), text.lastIndexOf('\u2029')) + 1);
+const REQUIRED = 'required property "';
+const HAS = 'has "';
+const BUT_NOT = '" but does not have "';
+
+/** What `/required property "(.*)"\.$/` captured. */
+export function requiredPropertyOf(error: string): string | undefined {
+  const line = lastLine(error);
+  const at = line.indexOf(REQUIRED);
+  if (at < 0 || !line.endsWith('".') || line.length - 2 < at + REQUIRED.length) return undefined;
+  return line.slice(at + REQUIRED.length, -2);
+}
+
+/** What `/has "(.*)" but does not have "(.*)"\.$/` captured: the first name, then the one it needs. */
+export function dependencyOf(error: string): [string, string] | undefined {
+  const line = lastLine(error);
+  const at = line.indexOf(HAS);
+  if (at < 0 || !line.endsWith('".')) return undefined;
+  // The first name runs as far as it can (`.*` is greedy): to the last separator that leaves the closing '".'.
+  const sep = line.lastIndexOf(BUT_NOT, line.length - 2 - BUT_NOT.length);
+  if (sep < at + HAS.length) return undefined;
+  return [line.slice(at + HAS.length, sep), line.slice(sep + BUT_NOT.length, -2)];
+}
+
 /** Keywords whose failure is only "a subschema had errors": the nested errors say what. */
 const WRAPPERS = new Set(['$ref', '$recursiveRef', '$dynamicRef', 'properties', 'items', 'prefixItems', 'additionalItems', 'unevaluatedItems', 'allOf', 'dependentSchemas', 'if', 'patternProperties']);
 
@@ -305,14 +336,14 @@ function toIssues(errors: OutputUnit[], instance: unknown, root: unknown, lookup
         break;
       }
       case 'required': {
-        const key = quoted(error.error, /required property "(.*)"\.$/);
+        const key = requiredPropertyOf(error.error);
         push(key === undefined ? path : join(path, key), 'is required');
         break;
       }
       case 'dependentRequired':
       case 'dependencies': {
-        const pair = /has "(.*)" but does not have "(.*)"\.$/.exec(error.error);
-        if (pair) push(join(path, pair[2] ?? ''), `is required when ${pair[1]} is given`);
+        const pair = dependencyOf(error.error);
+        if (pair) push(join(path, pair[1]), `is required when ${pair[0]} is given`);
         break;
       }
       case 'type': {
