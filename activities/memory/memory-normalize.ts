@@ -16,14 +16,25 @@ export function foldWidthAndFormat(text: string): string {
   return text.normalize('NFKC').replace(/\p{Cf}/gu, '');
 }
 
+/** The characters normalizeText takes off both ends. */
+const TRIMMED = /[\s"'`.,;:!?()[\]-]/;
+
+/** `text` without the characters matching `chars` (one character each) at its end, in one pass. */
+export function trimEndOf(text: string, chars: RegExp): string {
+  let end = text.length;
+  while (end > 0 && chars.test(text[end - 1]!)) end--;
+  return text.slice(0, end);
+}
+
 /** Lowercase, straight quotes, single spaces, no surrounding punctuation. */
 export function normalizeText(text: string): string {
-  return foldWidthAndFormat(text)
+  const folded = foldWidthAndFormat(text)
     .toLowerCase()
     .replace(/[\u2018\u2019\u02bc]/g, "'")
     .replace(/[_\s]+/g, ' ')
-    .replace(/^[\s"'`.,;:!?()[\]-]+|[\s"'`.,;:!?()[\]-]+$/g, '')
-    .trim();
+    .replace(/^[\s"'`.,;:!?()[\]-]+/, '');
+  // The end by hand: `[...]+$` went back over a long run of these from every place in it (quadratic).
+  return trimEndOf(folded, TRIMMED).trim();
 }
 
 const USER_WORDS = /^(?:the user|user|i|me|myself|the customer)$/;

@@ -11,6 +11,7 @@ import {
   normalizeText,
   occursIn,
   tidy,
+  trimEndOf,
 } from './memory-normalize';
 import { MAX_TEXT_CHARS, type MemorySource, type PreferencePolarity } from './memory-types';
 import type { TranscriptMessage } from './transcript';
@@ -92,7 +93,8 @@ const INSTRUCTION_PATTERNS: RegExp[] = [
   /\b(?:auto-?approv(?:e|ed|es|al)|approved? (?:automatically|by default)|automatically approved?)\b/i,
   /\b(?:transfers?|payments?|calls?|actions?|tools?|requests?|commands?|purchases?)\b.{0,30}\b(?:pre-?approved|approved in advance)\b|\b(?:pre-?approve[sd]?|approved in advance)\b.{0,30}\b(?:transfers?|payments?|calls?|actions?|tools?|requests?|commands?|purchases?)\b/i,
   /\b(?:without (?:asking|confirmation|confirming|approval)|skip(?:ping)? (?:the )?confirmations?|auto-?approve|never ask (?:me )?(?:for|to) (?:confirm|approv)|(?:don't|do not) ask (?:me )?(?:for|to) (?:confirm|approv))/i,
-  /<\|[^|>]{1,40}\|>|\[\/?(?:inst|sys)\]|^\s*(?:system|assistant|developer)\s*:/im,
+  // A line's own blanks only before the role (`^\s*` went on over every line break after each line start: quadratic).
+  /<\|[^|>]{1,40}\|>|\[\/?(?:inst|sys)\]|^[^\S\n\r\u2028\u2029]*(?:system|assistant|developer)\s*:/im,
   /\b(?:rm -rf|sudo\s|curl\s|wget\s|powershell|base64 -d|eval\()/i,
 ];
 
@@ -340,7 +342,7 @@ function isVague(content: string, minContentWords: number): boolean {
 function gateFact(c: MemoryCandidate, source: MemorySource, groundedIn: string, wordedFrom: string): GateResult {
   const subject = normalizeSubject(c.subject ?? '');
   const predicate = normalizePredicate(c.predicate ?? '');
-  const value = tidy(c.value ?? '').replace(/[.!]+$/, '');
+  const value = trimEndOf(tidy(c.value ?? ''), /[.!]/);
   if (!isAboutUser(subject)) return reject('not_about_user', `subject "${subject}" is not the user`);
   if (CHATTER_PREDICATES.has(predicate) || isSmallTalk(value)) return reject('small_talk', `"${predicate} ${value}" is small talk`);
   if (isVague(value, 1) || isVague(predicate, 1)) return reject('vague', `"${predicate} ${value}" is too vague to act on`);
