@@ -61,6 +61,7 @@ export function fitCarriedState(state: CarriedState, budget = SAFE_PAYLOAD_BYTES
     ['older turn results', (s) => ({ ...s, recentResults: s.recentResults.slice(-5) })],
     ['older tool call records', (s) => ({ ...s, toolRecords: s.toolRecords.slice(-20) })],
     ['turns awaiting memory extraction', (s) => ({ ...s, pendingExtraction: [], lastExtractedTurn: undefined })],
+    ['message ids restored from the archive', (s) => ({ ...s, archivedMessageIds: undefined })],
   ];
   const withinBudget = cutToFit(state, cuts, budget, dropped);
   // Still over what the server takes (a turn of very long tool results or answers, kept whole as the newest):

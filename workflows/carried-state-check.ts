@@ -88,6 +88,7 @@ function buildShape() {
     // Read defensively where it is used (SessionRun): junk there counts as no failures.
     foldBackoff: z.unknown().optional(),
     endRequested: z.boolean().optional(),
+    archivedMessageIds: z.array(pair(z.looseObject({ turnId: str, version: num }))).optional(),
   });
 }
 

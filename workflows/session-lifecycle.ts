@@ -7,7 +7,7 @@ import { FailureType } from './failure-types';
 import { SessionPendingApprovalsKey, SessionStatusKey, SessionTenantKey, SessionUserKey } from './search-attributes';
 import { SessionContext } from './session-context';
 import { PENDING_APPROVALS_ATTRIBUTE, type SessionRun } from './session-run';
-import { STREAM_BYTES_KEPT, type CarriedState } from './session-state';
+import { DEDUPE_MEMORY, STREAM_BYTES_KEPT, type CarriedState } from './session-state';
 import { emptyCounters } from './session-types';
 import { ToolPins } from './tool-pins';
 import { count, observe } from './metrics';
@@ -168,6 +168,11 @@ export const EXPIRED_ARCHIVE_NUMBERING_KEPT = 'expired-archive-numbering-kept';
  */
 export const END_REQUEST_CARRIED = inBaseline('end-request-carried');
 
+function archivedIdsToCarry(run: SessionRun): Pick<CarriedState, 'archivedMessageIds'> {
+  const ids = [...run.archivedMessageIds.entries()].filter(([id]) => !run.processed.has(id)).slice(-DEDUPE_MEMORY);
+  return ids.length > 0 ? { archivedMessageIds: ids.map(([id, r]) => [id, { turnId: r.turnId, version: r.version }]) } : {};
+}
+
 /** The compact state the next run starts from: recent events only, and within one payload's budget. */
 export function snapshot(run: SessionRun): CarriedState {
   const { events } = run;
@@ -197,6 +202,9 @@ export function snapshot(run: SessionRun): CarriedState {
     ...(run.foldBackoff.failures > 0 ? { foldBackoff: run.foldBackoff } : {}),
     // Asked to end during its last turn or while it waited to continue as new: the next run must still end.
     ...(run.endRequested && isPatched(END_REQUEST_CARRIED) ? { endRequested: true } : {}),
+    // Read from the archive once, by the run that restored it: dropped here, a retry after this continue-as-new was a
+    // new turn (its tools run again), and the next archive lost the ids for good.
+    ...archivedIdsToCarry(run),
   });
   if (fitted.dropped.length > 0) log.warn(`Carried state over the payload budget; left out ${fitted.dropped.join(', ')}`);
   return fitted.state;

@@ -135,6 +135,7 @@ export class SessionRun {
     this.queue = carried?.queue ?? [];
     this.endRequested = carried?.endRequested === true;
     this.processed = new Map(carried?.processed ?? []);
+    for (const [id, r] of carried?.archivedMessageIds ?? []) this.archivedMessageIds.set(id, { turnId: r.turnId, version: r.version });
     this.recentResults = carried?.recentResults ?? [];
     this.toolRecords = carried?.toolRecords ?? [];
     this.toolHashes = new ToolPins(carried?.toolHashes ?? [], carried?.toolPinTexts ?? []);

@@ -51,6 +51,12 @@ export interface CarriedState {
   foldBackoff?: { failures: number; skip: number };
   /** An end request the run received before it continued as new: the next run runs what is queued and closes. */
   endRequested?: boolean;
+  /**
+   * The message ids the chain restored from its archive and has not answered since (at most DEDUPE_MEMORY): a retry
+   * of a message taken before the archive is that turn in every run of the chain, and the next archive keeps them.
+   * Absent in runs carried from before they were carried (a retry after such a continue-as-new was a new turn).
+   */
+  archivedMessageIds?: Array<[string, { turnId: string; version: number }]>;
 }
 
 /** How many clientMessageIds, turn results and tool records are remembered. */

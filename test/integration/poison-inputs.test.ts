@@ -465,6 +465,7 @@ describe('runs started with a carried state', () => {
     ['processed that is not a list', { processed: 'x' }, /processed: /],
     ['a stream log that is not a list', { stream: { log: 'x', base_offset: 0 } }, /stream\.log: /],
     ['tool hashes that are a number', { toolHashes: 5 }, /toolHashes: /],
+    ['archived message ids without a version', { archivedMessageIds: [['book-1', { turnId: 'turn-1' }]] }, /archivedMessageIds\.0\.1\.version: /],
     ['a stream entry whose payload does not decode', { stream: { log: [{ topic: 'events', data: 'AAAA', offset: 0 }], base_offset: 0 } }, /could not be read \(/],
   ])('with %s is refused naming it, and no workflow task fails', async (_name, carried, field) => {
     const { handle } = await startCarried(carried);
