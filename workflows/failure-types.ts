@@ -36,7 +36,7 @@ export const FailureType = {
   TurnReadFailed: 'TurnReadFailed',
   /** The caller's principal may not take this action on this session (not its owner, nor an approver of its tenant). */
   NotAuthorized: 'NotAuthorized',
-  /** Too many messages wait for their turns (MAX_QUEUED_MESSAGES, MAX_QUEUED_CHARS): send again once some have run. */
+  /** Too many messages wait for their turns (MAX_QUEUED_MESSAGES, MAX_QUEUED_BYTES): send again once some have run. */
   SessionBusy: 'SessionBusy',
   /**
    * A call that would wait on the session (an event poll, a turn wait) was refused: as many wait already as

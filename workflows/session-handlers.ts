@@ -35,6 +35,7 @@ import { nowIso } from './workflow-clock';
 import { GetTurnInput, READ_EVENTS_MAX_BYTES, ReadEventsInput, type TurnState } from './session-queries';
 import { MAX_WAITING_TURN_WAITS, tooManyWaiting } from './waiting-budget';
 import { inBaseline, isPatched } from './patches';
+import { payloadBytes } from './payload-budget';
 
 /**
  * Patch id: a message sent again, waiting for a turn whose result the run no
@@ -84,7 +85,12 @@ export const ARCHIVED_MESSAGE_IDS = 'archived-message-ids';
 
 /** Messages that may wait for their turns at once, and their characters in all. */
 export const MAX_QUEUED_MESSAGES = 32;
-export const MAX_QUEUED_CHARS = 1_000_000;
+/**
+ * The most the queued messages' texts may weigh together, in bytes as written (UTF-8 JSON). Counted in characters
+ * before, 32 messages of 30,000 Chinese characters passed (960,000 characters, 2.9 MB) and the carried state's last
+ * cut, at continue-as-new, cut each to 16,000 characters: turns ran on text the user never saw cut.
+ */
+export const MAX_QUEUED_BYTES = 1_000_000;
 
 export function registerSessionHandlers(run: SessionRun): void {
   const { sessionId, options } = run;
@@ -204,10 +210,10 @@ export function registerSessionHandlers(run: SessionRun): void {
         if (msg.clientMessageId && (run.processed.has(msg.clientMessageId) || run.archivedMessageIds.has(msg.clientMessageId))) return;
         // Each accepted message is written to history, and the queue is carried whole: a client that sends
         // faster than turns run would take the run past the server's history limits, which fails it.
-        const chars = run.queue.reduce((sum, q) => sum + q.text.length, 0);
-        if (run.queue.length >= MAX_QUEUED_MESSAGES || chars + msg.text.length > MAX_QUEUED_CHARS) {
+        const bytes = run.queue.reduce((sum, q) => sum + payloadBytes(q.text), 0);
+        if (run.queue.length >= MAX_QUEUED_MESSAGES || bytes + payloadBytes(msg.text) > MAX_QUEUED_BYTES) {
           throw ApplicationFailure.nonRetryable(
-            `Session ${sessionId} has ${run.queue.length} messages (${chars} characters) waiting for their turns, at most ${MAX_QUEUED_MESSAGES} (${MAX_QUEUED_CHARS} characters); send this one again once some have run.`,
+            `Session ${sessionId} has ${run.queue.length} messages (${bytes} bytes) waiting for their turns, at most ${MAX_QUEUED_MESSAGES} (${MAX_QUEUED_BYTES} bytes with this one); send this one again once some have run.`,
             FailureType.SessionBusy,
           );
         }

@@ -1,6 +1,6 @@
 import { startTestEnv, sessionOptions, collectEvents, eventually, turnCompleted, uniqueId, type TestEnv } from '../support/test-env';
 import { AgentClient, SessionBusyError, SessionClosedError, SessionVersionConflictError } from '../../client';
-import { MAX_QUEUED_MESSAGES } from '../../workflows/session-handlers';
+import { MAX_QUEUED_BYTES, MAX_QUEUED_MESSAGES } from '../../workflows/session-handlers';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -226,10 +226,26 @@ describe('messages waiting for their turns', () => {
     for (let i = 1; i <= MAX_QUEUED_MESSAGES; i++) await env.agent.send(options, { text: `waiting ${i}` });
     const err = await env.agent.send(options, { text: 'one too many' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SessionBusyError);
-    expect((err as Error).message).toMatch(/has 32 messages \(\d+ characters\) waiting for their turns, at most 32/);
+    expect((err as Error).message).toMatch(/has 32 messages \(\d+ bytes\) waiting for their turns, at most 32/);
     expect((await env.agent.getSession(sessionId)).version).toBe(1 + MAX_QUEUED_MESSAGES);
     await env.agent.client.workflow.getHandle(`session-${sessionId}`).terminate('test done');
   }, 30_000);
+
+  it('past MAX_QUEUED_BYTES as written, a message is refused, however few characters: Chinese text weighs three bytes each', async () => {
+    const sessionId = uniqueId('s');
+    env.model.script([{ respond: { kind: 'tool_calls', calls: [{ name: 'local_cancel_meeting', arguments: { meeting_id: 'mtg_0123456789ab' } }] } }], { lane: sessionId });
+    const options = sessionOptions(sessionId, { busyPolicy: 'queue' });
+    await env.agent.send(options, { text: 'first' });
+    await eventually(async () => (await env.agent.getSession(sessionId)).pendingConfirmations.length === 1, 'the first turn to wait for confirmation');
+    // 30,000 characters, 90,000 bytes each: eleven fit in 1,000,000 bytes (330,000 characters), the twelfth does not.
+    const text = (i: number) => `${i}${'会'.repeat(29_999)}`;
+    for (let i = 1; i <= 11; i++) await env.agent.send(options, { text: text(i) });
+    const err = await env.agent.send(options, { text: text(12) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SessionBusyError);
+    expect((err as Error).message).toMatch(new RegExp(`has 11 messages \\(\\d+ bytes\\) waiting for their turns, at most 32 \\(${MAX_QUEUED_BYTES} bytes with this one\\)`));
+    expect((await env.agent.getSession(sessionId)).queuedMessages).toBe(11);
+    await env.agent.client.workflow.getHandle(`session-${sessionId}`).terminate('test done');
+  }, 60_000);
 });
 
 describe('answers that end short', () => {
