@@ -82,6 +82,13 @@ export const Decision = z
   .strict()
   .openapi('Decision');
 export const ReasonBody = z.object({ reason: z.string().max(2_000).optional() }).strict().openapi('Reason');
+export const InterruptBody = z
+  .object({
+    reason: z.string().max(2_000).optional(),
+    turnId: z.string().min(1).max(64).optional().describe('The turn to stop: when it has ended, nothing is stopped (a later turn is left alone)'),
+  })
+  .strict()
+  .openapi('Interrupt');
 
 const problemResponses = (...statuses: number[]) =>
   Object.fromEntries(
@@ -152,7 +159,7 @@ export const interruptRoute = createRoute({
   path: '/v1/sessions/{sessionId}/interrupt',
   summary: 'Stop the running turn',
   security,
-  request: { params: SessionIdParam, body: { required: false, content: { 'application/json': { schema: ReasonBody } } } },
+  request: { params: SessionIdParam, body: { required: false, content: { 'application/json': { schema: InterruptBody } } } },
   responses: { 202: { description: 'Interrupt sent' }, ...problemResponses(401, 403, 404, 422, 429, 503, 504) },
 });
 

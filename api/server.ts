@@ -245,7 +245,8 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     const agent = agentFor(c);
     // Signals cannot be refused by the workflow: check access first, so a stranger gets 403 rather than a silent no-op.
     await agent.getSession(sessionId);
-    await agent.interrupt(sessionId, c.req.valid('json')?.reason);
+    const body = c.req.valid('json');
+    await agent.interrupt(sessionId, body?.reason, body?.turnId !== undefined ? { turnId: body.turnId } : {});
     return c.body(null, 202);
   });
 

@@ -642,11 +642,15 @@ export class AgentClient {
     }
   }
 
-  /** A signal: a principal that may not interrupt is ignored by the session (counted in `signalsUnauthorized`), not refused. */
-  async interrupt(sessionId: string, reason?: string): Promise<void> {
+  /**
+   * Stops the running turn. A signal: a principal that may not interrupt is ignored by the session (counted in
+   * `signalsUnauthorized`), not refused. With `turnId`, only that turn is stopped: a Stop that arrives after it ended
+   * leaves the next turn alone (sessions from before the option stop whatever runs).
+   */
+  async interrupt(sessionId: string, reason?: string, opts: { turnId?: string } = {}): Promise<void> {
     const principal = this.requirePrincipal('interrupt');
     // A signal the session cannot read is ignored there, where nobody hears: refuse it here, named.
-    const input = parseOr(InterruptInput, { reason, principal }, 'interrupt');
+    const input = parseOr(InterruptInput, { reason, principal, ...(opts.turnId !== undefined ? { turnId: opts.turnId } : {}) }, 'interrupt');
     try {
       await this.deadline.prompt(`interrupt of session ${sessionId}`, () => this.handle(sessionId).signal(interruptSignal, input));
     } catch (err) {

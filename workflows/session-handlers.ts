@@ -24,6 +24,7 @@ import {
   DecideToolCallInput,
   EndSessionInput,
   InterruptInput,
+  InterruptInputBefore,
   SendMessageInput,
   TextDeltasInput,
   ToolProgressInput,
@@ -85,6 +86,16 @@ export const ARCHIVED_MESSAGE_IDS = 'archived-message-ids';
 
 /** Messages that may wait for their turns at once, and their characters in all. */
 export const MAX_QUEUED_MESSAGES = 32;
+
+/** Patch id: an interrupt naming a turn (`turnId`) stops that turn only. Asked only when a signal names one. */
+export const INTERRUPT_FOR_NAMED_TURN = 'interrupt-for-named-turn';
+
+/** Whether an interrupt signal's raw input names a turn (a null or absent `turnId` does not). */
+function namesTurn(raw: unknown): boolean {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
+  const turnId = (raw as Record<string, unknown>).turnId;
+  return turnId !== undefined && turnId !== null;
+}
 /**
  * The most the queued messages' texts may weigh together, in bytes as written (UTF-8 JSON). Counted in characters
  * before, 32 messages of 30,000 Chinese characters passed (960,000 characters, 2.9 MB) and the carried state's last
@@ -281,8 +292,13 @@ export function registerSessionHandlers(run: SessionRun): void {
   );
 
   setHandler(interruptSignal, (raw) => {
-    const input = parseSignalInput(InterruptInput, raw, 'interrupt', ignore, { fromPeople: true });
+    // A Stop that names its turn stops that turn only: one that lands after it ended (or after a new message replaced
+    // it) leaves the next turn alone. Runs from before read `turnId` as a field the signal does not have (asked only
+    // when one is sent).
+    const forTurn = namesTurn(raw) && isPatched(INTERRUPT_FOR_NAMED_TURN);
+    const input = parseSignalInput(forTurn ? InterruptInput : InterruptInputBefore, raw, 'interrupt', ignore, { fromPeople: true });
     if (!input || !signalAllowed(input.principal, 'interrupt', 'interrupt') || !run.running) return;
+    if (forTurn && 'turnId' in input && input.turnId !== run.running.turnId) return;
     run.counters.interrupts += 1;
     run.interruptRunning(input.reason ?? 'interrupted by the user');
   });

@@ -207,7 +207,13 @@ const schemas = builtOnce('session-types', () => {
   });
 
   // Signals may arrive with no argument at all (the `temporal` CLI without --input): that is {}.
-  const InterruptInput = z.object({ reason: z.string().max(2_000).optional(), principal: Principal.optional() }).nullish().transform((v) => v ?? {});
+  // `turnId` names the turn to stop: with it, a Stop that lands after that turn ended does not stop the next one
+  // (patch `interrupt-for-named-turn`; runs from before read it as an unknown field: InterruptInputBefore).
+  const InterruptInput = z
+    .object({ reason: z.string().max(2_000).optional(), turnId: z.string().min(1).max(64).optional(), principal: Principal.optional() })
+    .nullish()
+    .transform((v) => v ?? {});
+  const InterruptInputBefore = z.object({ reason: z.string().max(2_000).optional(), principal: Principal.optional() }).nullish().transform((v) => v ?? {});
 
   const EndSessionInput = z.object({ reason: z.string().max(2_000).optional(), principal: Principal.optional() }).nullish().transform((v) => v ?? {});
 
@@ -378,10 +384,10 @@ const schemas = builtOnce('session-types', () => {
       cut: z.array(z.string()).optional(),
     })
     .meta({ id: 'SessionView', description: 'A session as getSession shows it: status, window, summary, key facts, pending confirmations and inputs, counters.' });
-  return { UserNamespace, ToolPolicy, SessionLimits, MemoryPolicy, BusyPolicy, SessionOptions, SendMessageInput, DecideToolCallInput, InterruptInput, EndSessionInput, WaitForTurnInput, TextDeltasInput, ToolProgressInput, SessionStatus, Activity, TurnOutcome, ToolChange, PendingConfirmation, Turn, TurnResult, SendMessageResult, SessionCounters, SessionView };
+  return { UserNamespace, ToolPolicy, SessionLimits, MemoryPolicy, BusyPolicy, SessionOptions, SendMessageInput, DecideToolCallInput, InterruptInput, InterruptInputBefore, EndSessionInput, WaitForTurnInput, TextDeltasInput, ToolProgressInput, SessionStatus, Activity, TurnOutcome, ToolChange, PendingConfirmation, Turn, TurnResult, SendMessageResult, SessionCounters, SessionView };
 });
 
-export const { UserNamespace, ToolPolicy, SessionLimits, MemoryPolicy, BusyPolicy, SessionOptions, SendMessageInput, DecideToolCallInput, InterruptInput, EndSessionInput, WaitForTurnInput, TextDeltasInput, ToolProgressInput, SessionStatus, Activity, TurnOutcome, ToolChange, PendingConfirmation, Turn, TurnResult, SendMessageResult, SessionCounters, SessionView } = schemas;
+export const { UserNamespace, ToolPolicy, SessionLimits, MemoryPolicy, BusyPolicy, SessionOptions, SendMessageInput, DecideToolCallInput, InterruptInput, InterruptInputBefore, EndSessionInput, WaitForTurnInput, TextDeltasInput, ToolProgressInput, SessionStatus, Activity, TurnOutcome, ToolChange, PendingConfirmation, Turn, TurnResult, SendMessageResult, SessionCounters, SessionView } = schemas;
 export type UserNamespace = z.infer<typeof UserNamespace>;
 export type ToolPolicy = z.infer<typeof ToolPolicy>;
 export type SessionLimits = z.infer<typeof SessionLimits>;

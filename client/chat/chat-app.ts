@@ -417,7 +417,9 @@ export class ChatApp {
       return this.showPrompt();
     }
     try {
-      await this.agent.interrupt(this.sessionId, 'stopped from the chat');
+      // The one turn shown running, named: a /stop that arrives after it ended leaves the next turn alone.
+      const [only] = this.running.size === 1 ? [...this.running] : [];
+      await this.agent.interrupt(this.sessionId, 'stopped from the chat', only !== undefined ? { turnId: only } : {});
     } catch (err) {
       this.say(this.style.red(`Could not interrupt: ${err instanceof Error ? err.message : String(err)}`));
     }

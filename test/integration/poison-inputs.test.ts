@@ -294,6 +294,27 @@ describe('interrupt, endSession and textDeltas with bad input', () => {
   });
 
   it.each([
+    ['another turn', (running: string) => json({ reason: 'stop', turnId: `${running}-x`, principal: ANA }), 'completed', 0],
+    ['the running turn', (running: string) => json({ reason: 'stop', turnId: running, principal: ANA }), 'interrupted', 0],
+    ['a turnId that is a number', () => json({ reason: 'stop', turnId: 7, principal: ANA }), 'completed', 1],
+    ['a turnId of 65 characters', () => json({ reason: 'stop', turnId: 't'.repeat(65), principal: ANA }), 'completed', 1],
+  ])('interrupt naming %s during a turn: only the turn it names is stopped, and a bad turnId is ignored and counted', async (_name, arg, outcome, ignored) => {
+    const session = await newSession();
+    const answer = 'This answer streams slowly, so the interrupt lands while it runs.';
+    env.model.script([{ respond: { kind: 'text', text: answer, chunkSize: 8, delayMs: 150 } }], { lane: session.sessionId });
+    const { turnId } = await env.agent.send(session.options, { text: 'tell me' });
+    await collectEvents(env.agent, session.sessionId, (e) => e.type === 'text_delta' && e.turnId === turnId);
+    const before = await signalsIgnored(session);
+    const delivered = await session.deliver(signalCase('interrupt', [arg(turnId)]));
+    expect(await env.agent.waitForTurn(session.sessionId, turnId)).toMatchObject({ outcome });
+    const view = await env.agent.getSession(session.sessionId);
+    expect({ interrupts: view.counters.interrupts, ignored: (view.counters.signalsIgnored ?? 0) - before }).toEqual({ interrupts: outcome === 'interrupted' ? 1 : 0, ignored });
+    const check = await session.check();
+    count(delivered, check, ignored);
+    expectAlive(check);
+  });
+
+  it.each([
     ['a string', text('"bye"')],
     ['a number reason', text('{"reason":12345}')],
     ['an array', text('[1,2]')],

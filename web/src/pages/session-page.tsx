@@ -109,7 +109,9 @@ function SessionChat({ sessionId }: { sessionId: string }) {
   const stop = async () => {
     setActionProblem(undefined);
     try {
-      await api.post(`/v1/sessions/${seg(sessionId)}/interrupt`, { reason: 'Stopped from the web console' });
+      // The turn on screen: a Stop that arrives after it ended does not stop the next one.
+      const shownTurn = transcript.turns.find((t) => t.outcome === undefined)?.turnId;
+      await api.post(`/v1/sessions/${seg(sessionId)}/interrupt`, { reason: 'Stopped from the web console', ...(shownTurn ? { turnId: shownTurn } : {}) });
     } catch (err) {
       setActionProblem(asProblem(err));
     }
