@@ -115,6 +115,12 @@ export class EventHub {
     return this.feeds.size;
   }
 
+  /** Whether the hub follows `sessionId` now: someone watches it, or did within the linger time. */
+  follows(sessionId: string): boolean {
+    const feed = this.feeds.get(sessionId);
+    return feed !== undefined && !feed.ended;
+  }
+
   /**
    * Delivers the session's events from `fromOffset` on, then live ones, to
    * `listener`. The caller has checked read access; the hub reads as the
