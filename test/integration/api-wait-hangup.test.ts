@@ -82,6 +82,8 @@ it('a caller waiting for its turn who hangs up leaves nothing waiting or polling
   // Every caller waits on the server: three by waits the session holds, the fourth by query (the session allows
   // three; two waits checked in one workflow task may both pass, and then all four hold waits).
   await eventually(() => waitingCalls >= 4 || (waitingCalls >= 3 && turnQueries > 0), 'four callers waiting');
+  // And the three messages taken (a call still on its way when its caller hangs up may never reach the session).
+  await eventually(async () => (await env.agent.getSession(sessionId)).queuedMessages === 3, 'the three messages queued');
 
   for (const c of callers) c.abort();
   await Promise.all(answers);
