@@ -88,7 +88,7 @@ export function problemFor(err: unknown): ProblemError {
   if (err instanceof TooManyWaitingError) return new ProblemError(429, 'TooManyWaiting', err.message, { retryAfterSeconds: 1 });
   if (err instanceof SessionValidationError) {
     const type = err.failureType ?? 'SessionInputInvalid';
-    return new ProblemError(type === 'ConfirmationUnknown' ? 404 : 422, type, err.message);
+    return new ProblemError(type === 'ConfirmationUnknown' || type === 'InputUnknown' ? 404 : 422, type, err.message);
   }
   if (err instanceof TruncatedOffsetError) return new ProblemError(410, 'TruncatedOffset', err.message, { earliestOffset: err.earliestOffset });
   if (err instanceof OffsetAheadError) return new ProblemError(409, 'OffsetAhead', err.message, { nextOffset: err.nextOffset });

@@ -4,6 +4,7 @@ import { AuditAction, AuditActor } from '../activities/memory/memory-types';
 import { Problem } from './problem';
 import { LIMIT_MAXIMA, optionsOverSizeBounds, SESSION_ID_PATTERN, SESSION_ID_RULE, SendMessageResult, SessionLimits, SessionOptions, SessionView, TurnResult } from '../workflows/session-types';
 import { EventStreamMessage } from './event-stream-messages';
+import { INPUT_LIMITS } from '../workflows/input-request';
 
 /*
  * The HTTP API's routes: every request and response schema is a zod schema
@@ -152,6 +153,36 @@ export const decideRoute = createRoute({
   security,
   request: { params: ToolCallParams, body: { required: true, content: { 'application/json': { schema: Decision } } } },
   responses: { 204: { description: 'Decided' }, ...problemResponses(401, 403, 404, 422, 429, 503, 504) },
+});
+
+const InputParams = SessionIdParam.extend({
+  inputId: z
+    .string()
+    .min(3)
+    .max(300)
+    .regex(/^.+:\d{1,4}$/, 'expected "<toolCallId>:<n>"')
+    .openapi({ param: { name: 'inputId', in: 'path' }, example: 'call_1:1' }),
+});
+
+export const InputAnswerBody = z
+  .object({
+    action: z.enum(['accept', 'decline', 'cancel']),
+    // Checked by the session against the schema the MCP server sent (each problem named), not here.
+    content: z
+      .record(z.string().max(128), z.union([z.string().max(INPUT_LIMITS.stringChars), z.number(), z.boolean(), z.array(z.string().max(INPUT_LIMITS.stringChars)).max(INPUT_LIMITS.arrayItems)]))
+      .optional()
+      .describe('With action "accept": the answer, fitting the requestedSchema of the pending input'),
+  })
+  .strict()
+  .openapi('InputAnswer');
+
+export const answerInputRoute = createRoute({
+  method: 'post',
+  path: '/v1/sessions/{sessionId}/inputs/{inputId}',
+  summary: 'Answer a question an MCP server asked during a tool call (getSession pendingInputs, or the input_required event)',
+  security,
+  request: { params: InputParams, body: { required: true, content: { 'application/json': { schema: InputAnswerBody } } } },
+  responses: { 204: { description: 'Answered; the tool call resumes' }, ...problemResponses(401, 403, 404, 422, 429, 503, 504) },
 });
 
 export const interruptRoute = createRoute({

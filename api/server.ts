@@ -18,7 +18,7 @@ import { invalidFields, routeFinder } from './invalid-fields';
 import pLimit from 'p-limit';
 import { ProblemError, problemFor, sendProblem } from './problem';
 import { listSessions } from './session-list';
-import { IF_MATCH_PATTERN, approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, usageRoute, deleteMemoryRoute, listMemoriesRoute, memoryAuditRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
+import { IF_MATCH_PATTERN, answerInputRoute, approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, usageRoute, deleteMemoryRoute, listMemoriesRoute, memoryAuditRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
 
 export interface ApiLimits {
   /** Largest request body, in bytes (413 above). */
@@ -237,6 +237,13 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     const agent = agentFor(c);
     const which = confirmationId ? { confirmationId } : {};
     await (approved ? agent.approve(sessionId, toolCallId, reason, which) : agent.deny(sessionId, toolCallId, reason, which));
+    return c.body(null, 204);
+  });
+
+  app.openapi(answerInputRoute, async (c) => {
+    const { sessionId, inputId } = c.req.valid('param');
+    const { action, content } = c.req.valid('json');
+    await agentFor(c).answerInput(sessionId, { inputId, action, ...(content !== undefined ? { content } : {}) });
     return c.body(null, 204);
   });
 

@@ -130,6 +130,7 @@ describe('HTTP API', () => {
       '/v1/sessions/{sessionId}',
       '/v1/sessions/{sessionId}/end',
       '/v1/sessions/{sessionId}/events',
+      '/v1/sessions/{sessionId}/inputs/{inputId}',
       '/v1/sessions/{sessionId}/interrupt',
       '/v1/sessions/{sessionId}/messages',
       '/v1/sessions/{sessionId}/tool-calls/{toolCallId}/decision',
@@ -1107,6 +1108,7 @@ describe('HTTP API', () => {
       (t) => call('POST', `/v1/sessions/${sessionId}/messages`, t, { text: 'let me in', options: { project: 'x' } }, { 'idempotency-key': 'k' }),
       (t) => call('POST', `/v1/sessions/${sessionId}/tool-calls/call_wipe/decision`, t, { approved: true }),
       (t) => call('POST', `/v1/sessions/${sessionId}/interrupt`, t),
+      (t) => call('POST', `/v1/sessions/${sessionId}/inputs/call_wipe%3A1`, t, { action: 'decline' }),
       (t) => call('POST', `/v1/sessions/${sessionId}/end`, t),
       (t) => call('GET', `/v1/sessions/${sessionId}/events`, t),
     ];

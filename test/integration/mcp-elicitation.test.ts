@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { answerInputSignal } from '../../workflows/messages';
+import { mintToken, TokenBook } from '../../api/auth';
+import { createApi, listen } from '../../api/server';
 import { workflowIdFor } from '../../workflows/messages';
 import type { AgentEvent } from '../../workflows/events';
 import { SessionValidationError } from '../../client/errors';
@@ -62,6 +64,37 @@ describe('MCP elicitation as a durable wait', () => {
       expect.objectContaining({ inputId: input.inputId, action: 'accept', answeredBy: 'user', turnId }),
     ]);
     expect((await env.agent.getSession(sessionId)).pendingInputs).toEqual([]);
+  }, 60_000);
+
+  it('is answered over HTTP too (POST /v1/sessions/{id}/inputs/{inputId}): a bad answer is 422 naming the field, an unknown input 404, a stranger 403', async () => {
+    const ana = mintToken({ tenant: 'acme', user: 'ana' });
+    const eve = mintToken({ tenant: 'evil', user: 'eve' });
+    const api = createApi({ agent: env.agent, tokens: new TokenBook([ana.entry, eve.entry]), limits: { requestsPerMinute: 100_000 } });
+    const server = await listen(api.app, 0);
+    try {
+      const sessionId = uniqueId('elicit-http');
+      const { turnId, input } = await startExport(sessionId);
+      const answer = (token: string, inputId: string, body: unknown) =>
+        fetch(`${server.url}/v1/sessions/${sessionId}/inputs/${encodeURIComponent(inputId)}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const bad = await answer(ana.token, input.inputId, { action: 'accept', content: { format: 'pdf' } });
+      expect({ status: bad.status, body: await bad.json() }).toMatchObject({ status: 422, body: { failureType: 'SessionInputInvalid', detail: expect.stringMatching(/format/) } });
+      const unknown = await answer(ana.token, 'call_x:1', { action: 'decline' });
+      expect({ status: unknown.status, body: await unknown.json() }).toMatchObject({ status: 404, body: { failureType: 'InputUnknown' } });
+      const stranger = await answer(eve.token, input.inputId, { action: 'decline' });
+      expect(stranger.status).toBe(403);
+      await stranger.body?.cancel();
+      const extra = await answer(ana.token, input.inputId, { action: 'decline', reason: 'no' });
+      expect(extra.status).toBe(422);
+      await extra.body?.cancel();
+      expect((await env.agent.getSession(sessionId)).pendingInputs).toHaveLength(1);
+      const ok = await answer(ana.token, input.inputId, { action: 'accept', content: { format: 'csv', recipient: 'ana@example.com' } });
+      expect(ok.status).toBe(204);
+      expect(await env.agent.waitForTurn(sessionId, turnId)).toMatchObject({ outcome: 'completed' });
+      expect(lastToolContent(env.model, sessionId)).toBe('Exported revenue as csv and sent to ana@example.com.');
+    } finally {
+      api.hub.close();
+      await server.close();
+    }
   }, 60_000);
 
   it('refuses an answer that does not fit the schema, or an unknown input, and writes nothing', async () => {

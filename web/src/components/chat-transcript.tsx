@@ -63,7 +63,7 @@ export function ChatTranscript({ sessionId, turns, notices }: { sessionId: strin
                     case 'input':
                       return (
                         <div key={part.inputId} class="notice notice-info">
-                          <strong>{part.server} asks</strong>: {part.message} {part.answer ? `(answered: ${part.answer})` : '(answer it from the terminal chat or the API)'}
+                          <strong>{part.server} asks</strong>: {part.message} {part.answer ? `(answered: ${part.answer})` : `(answer it from the terminal chat, or with POST /v1/sessions/${sessionId}/inputs/${part.inputId})`}
                         </div>
                       );
                     case 'notice':
