@@ -64,8 +64,6 @@ export const CATALOG_READ_AFTER_TOOL_CHANGED = 'catalog-read-after-tool-changed'
 const TOOL_CHANGED_CONTENT = `{"error":{"type":"${FailureType.ToolChanged}"`;
 /** The last call of an answer cut short, with no arguments yet, is refused, not run with `{}`. */
 export const CUT_CALL_NOT_RUN = 'cut-call-not-run';
-/** The step's last result says how many calls past MODEL_OUTPUT_LIMITS.maxToolCalls were not run. */
-export const DROPPED_CALLS_NOTED = 'dropped-calls-noted';
 
 /** The result a call of an interrupted step gets when it had not finished (cancelled, or waiting for a decision). */
 export const INTERRUPTED_CALL_RESULT = '[runtime check] The turn was interrupted before this call finished: it may not have run, or it may have taken effect. Check before repeating it.';
@@ -589,10 +587,9 @@ export async function runReactTurn(ctx: TurnContext): Promise<TurnLoopResult> {
     }
     const dropped = reply.droppedToolCalls ?? 0;
     const last = results.at(-1);
-    if (dropped > 0 && last?.role === 'tool' && isPatched(DROPPED_CALLS_NOTED)) {
+    if (dropped > 0 && last?.role === 'tool') {
       // The calls past the limit have no result of their own (they are not in the assistant message): without a
-      // word here the model took them as done. The note adds to the conversation's size, which decides when turns
-      // fold and when prompt parts go ahead: runs from before go without it (asked only when calls were dropped).
+      // word here the model took them as done. Only the model's input changes, so runs from before replay alike.
       results[results.length - 1] = {
         ...last,
         content: `${last.content}\n[runtime check] ${dropped} more tool call(s) in that response were not run: at most ${MODEL_OUTPUT_LIMITS.maxToolCalls} are taken from one response. Ask again for the ones still needed.`,
