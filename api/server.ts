@@ -17,6 +17,7 @@ import type { MetricsHistory } from './metrics-history';
 import { invalidFields, routeFinder } from './invalid-fields';
 import pLimit from 'p-limit';
 import { ProblemError, problemFor, sendProblem } from './problem';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { listSessions } from './session-list';
 import { IF_MATCH_PATTERN, answerInputRoute, approvalsRoute, decideRoute, meRoute, metricsSeriesRoute, usageRoute, deleteMemoryRoute, listMemoriesRoute, memoryAuditRoute, endRoute, eventsRoute, getSessionRoute, interruptRoute, listSessionsRoute, postMessageRoute } from './routes';
 
@@ -168,8 +169,7 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     }
     const problem = problemFor(err);
     // The whole message for the operator (a Temporal error names the address and task queue); the caller gets the problem's text.
-    // A caller who hung up stopped the call (a wait for a turn): nobody reads the answer, and nothing failed.
-    if (problem.status >= 500 && !c.req.raw.signal.aborted) log(`api: ${c.req.method} ${c.req.path} failed: ${err instanceof Error ? `${err.name}${problem.status === 500 ? '' : `: ${err.message}`}` : 'error'}`);
+    if (problem.status >= 500) log(`api: ${c.req.method} ${c.req.path} failed: ${err instanceof Error ? `${err.name}${problem.status === 500 ? '' : `: ${err.message}`}` : 'error'}`);
     return sendProblem(c, problem.status, problem.failureType, problem.message, problem.extra);
   });
   app.notFound((c) => sendProblem(c, 404, 'RouteNotFound', `No route ${c.req.method} ${c.req.path}; see /openapi.json.`));
@@ -219,7 +219,16 @@ export function createApi(options: ApiOptions): { app: OpenAPIHono<Env>; hub: Ev
     // Waiting for the turn: as long as the server answers (a turn may take minutes), and across a
     // continue-as-new that carried the turn to the next run, as `ask` does; `send` answers at acceptance.
     // A caller who hangs up stops the wait (the message, once accepted, still runs): nothing is left polling for it.
-    const result = body.waitForTurn ? await agentFor(c).ask(sessionOptions, message, { signal: c.req.raw.signal }) : await agentFor(c).send(sessionOptions, message);
+    const hungUp = c.req.raw.signal;
+    let result: Awaited<ReturnType<AgentClient['send']>>;
+    try {
+      result = body.waitForTurn ? await agentFor(c).ask(sessionOptions, message, { signal: hungUp }) : await agentFor(c).send(sessionOptions, message);
+    } catch (err) {
+      // Nobody reads this answer, and nothing failed: the wait was stopped because the caller left (a 4xx, not logged
+      // as a failure of the server; other errors, after a hang-up too, are as before).
+      if (body.waitForTurn && hungUp.aborted) throw new ProblemError(499 as ContentfulStatusCode, 'CallerGone', `The caller hung up before the turn ended; the message was taken and its turn runs.`);
+      throw err;
+    }
     c.header('ETag', `"${result.version}"`);
     return c.json({ sessionId, ...result }, result.turn ? 200 : 202);
   });

@@ -645,7 +645,8 @@ export class AgentClient {
   /**
    * Stops the running turn. A signal: a principal that may not interrupt is ignored by the session (counted in
    * `signalsUnauthorized`), not refused. With `turnId`, only that turn is stopped: a Stop that arrives after it ended
-   * leaves the next turn alone (sessions from before the option stop whatever runs).
+   * leaves the next turn alone. Workers from before this option ignore a signal that names a turn (a field they do not
+   * know): upgrade the workers before the clients that send it (docs/robustness.md).
    */
   async interrupt(sessionId: string, reason?: string, opts: { turnId?: string } = {}): Promise<void> {
     const principal = this.requirePrincipal('interrupt');
