@@ -1,4 +1,6 @@
 import { Context, type Info } from '@temporalio/activity';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { workflowIdFor } from '../../workflows/messages';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { SendMessageInput, SessionOptionsInput, TurnResult } from '../../workflows/session-types';
 import { eventually } from '../support/test-env';
@@ -8,6 +10,19 @@ import type { ScenarioContext } from './scenario';
 export async function say(ctx: ScenarioContext, text: string, extra: { options?: Partial<SessionOptionsInput>; message?: Partial<SendMessageInput> } = {}): Promise<TurnResult> {
   const { turnId } = await ctx.env.agent.send(ctx.options(extra.options), { text, ...extra.message });
   return ctx.env.agent.waitForTurn(ctx.sessionId, turnId);
+}
+
+/**
+ * Sends a message again as another SDK or the CLI would after losing its answer: the same clientMessageId under
+ * another update id, starting the session if it is closed. Answers with the turn the session gave it.
+ */
+export async function resendUnderAnotherUpdateId(ctx: ScenarioContext, text: string, clientMessageId: string): Promise<{ turnId: string }> {
+  const start = new WithStartWorkflowOperation('agentSession', { workflowId: workflowIdFor(ctx.sessionId), taskQueue: ctx.env.taskQueue, args: [{ options: ctx.options() }], workflowIdConflictPolicy: 'USE_EXISTING' });
+  return (await ctx.env.client.workflow.executeUpdateWithStart('sendMessage', {
+    args: [{ text, clientMessageId, principal: { tenant: 'acme', user: 'ana' } }],
+    updateId: `retry-${ctx.sessionId}`,
+    startWorkflowOperation: start,
+  })) as { turnId: string };
 }
 
 /** Scripts a destructive `local_wipe` call (it needs confirmation), then a text answer once its result is in. */

@@ -1,8 +1,7 @@
-import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { StepResponse } from '../../../scripted-model';
 import { workflowIdFor } from '../../../workflows/messages';
 import { defineScenario } from '../scenario';
-import { say } from '../scenario-helpers';
+import { resendUnderAnotherUpdateId, say } from '../scenario-helpers';
 
 export default defineScenario({
   name: 'archived-ids-carried',
@@ -19,12 +18,7 @@ export default defineScenario({
     const restored = (await handle().describe()).runId;
     for (let i = 0; i < 25 && (await handle().describe()).runId === restored; i++) await say(ctx, `more ${i}`, { options: { limits } });
     ctx.check((await handle().describe()).runId !== restored, 'the restored run continued as new');
-    const start = new WithStartWorkflowOperation('agentSession', { workflowId: workflowIdFor(ctx.sessionId), taskQueue: ctx.env.taskQueue, args: [{ options: ctx.options() }], workflowIdConflictPolicy: 'USE_EXISTING' });
-    const again = (await ctx.env.client.workflow.executeUpdateWithStart('sendMessage', {
-      args: [{ text: 'book it', clientMessageId: 'book-1', principal: { tenant: 'acme', user: 'ana' } }],
-      updateId: `retry-${ctx.sessionId}`,
-      startWorkflowOperation: start,
-    })) as { turnId: string };
+    const again = await resendUnderAnotherUpdateId(ctx, 'book it', 'book-1');
     ctx.check(again.turnId === 'turn-1', `the retry is the turn it was (${JSON.stringify(again)})`);
   },
 });

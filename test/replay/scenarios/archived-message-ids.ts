@@ -1,7 +1,6 @@
-import { WithStartWorkflowOperation } from '@temporalio/client';
 import { workflowIdFor } from '../../../workflows/messages';
 import { defineScenario } from '../scenario';
-import { say } from '../scenario-helpers';
+import { resendUnderAnotherUpdateId, say } from '../scenario-helpers';
 
 export default defineScenario({
   name: 'archived-message-ids',
@@ -10,12 +9,7 @@ export default defineScenario({
     ctx.env.model.script([{ respond: { kind: 'text', text: 'Booked.' } }], { lane: ctx.sessionId });
     await say(ctx, 'book it', { message: { clientMessageId: 'book-1' }, options: { limits: { idleTimeoutMs: 1_000 } } });
     await ctx.env.client.workflow.getHandle(workflowIdFor(ctx.sessionId)).result();
-    const start = new WithStartWorkflowOperation('agentSession', { workflowId: workflowIdFor(ctx.sessionId), taskQueue: ctx.env.taskQueue, args: [{ options: ctx.options() }], workflowIdConflictPolicy: 'USE_EXISTING' });
-    const again = (await ctx.env.client.workflow.executeUpdateWithStart('sendMessage', {
-      args: [{ text: 'book it', clientMessageId: 'book-1', principal: { tenant: 'acme', user: 'ana' } }],
-      updateId: `retry-${ctx.sessionId}`,
-      startWorkflowOperation: start,
-    })) as { turnId: string };
+    const again = await resendUnderAnotherUpdateId(ctx, 'book it', 'book-1');
     ctx.check(again.turnId === 'turn-1', `the retry is the turn it was (${JSON.stringify(again)})`);
   },
 });
