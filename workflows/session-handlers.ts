@@ -84,8 +84,15 @@ function versionConflict(sessionId: string, version: number, expected: number): 
  */
 export const ARCHIVED_MESSAGE_IDS = 'archived-message-ids';
 
-/** Messages that may wait for their turns at once, and their characters in all. */
+/** Messages that may wait for their turns at once. */
 export const MAX_QUEUED_MESSAGES = 32;
+
+/**
+ * The most the queued messages' texts may weigh together, in bytes as written (UTF-8 JSON). Counted in characters
+ * before, 32 messages of 30,000 Chinese characters passed (960,000 characters, 2.9 MB) and the carried state's last
+ * cut, at continue-as-new, cut each to 16,000 characters: turns ran on text the user never saw cut.
+ */
+export const MAX_QUEUED_BYTES = 1_000_000;
 
 /** Patch id: an interrupt naming a turn (`turnId`) stops that turn only. Asked only when a signal names one. */
 export const INTERRUPT_FOR_NAMED_TURN = 'interrupt-for-named-turn';
@@ -96,12 +103,6 @@ function namesTurn(raw: unknown): boolean {
   const turnId = (raw as Record<string, unknown>).turnId;
   return turnId !== undefined && turnId !== null;
 }
-/**
- * The most the queued messages' texts may weigh together, in bytes as written (UTF-8 JSON). Counted in characters
- * before, 32 messages of 30,000 Chinese characters passed (960,000 characters, 2.9 MB) and the carried state's last
- * cut, at continue-as-new, cut each to 16,000 characters: turns ran on text the user never saw cut.
- */
-export const MAX_QUEUED_BYTES = 1_000_000;
 
 export function registerSessionHandlers(run: SessionRun): void {
   const { sessionId, options } = run;
